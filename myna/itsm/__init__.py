@@ -1,0 +1,1 @@
+"""Stage 5: ITSMBench, ITSM scenarios seeded from operational ticket data."""

@@ -1,0 +1,1 @@
+"""Stage 4: turn logged failures into audited, targeted RL episodes."""

@@ -1,0 +1,302 @@
+"""The service model: what Myna learned about a service, with the evidence for every fact.
+
+These pydantic models are the contract between learning (`myna.schemas`) and serving
+(`myna.mocks`). On disk the model is OpenAPI 3.1 YAML: resources become `components.schemas`
+with `x-myna-resource` and per-property `x-myna-field` extensions, operations become `paths`
+with `x-myna-operation`, and conventions live in the top-level `x-myna-conventions`
+(see `myna.schemas.openapi`). A person can review and edit that file; `pinned` facts survive
+re-learning.
+
+Paths in operations and resources are full URL paths as the client sends them
+(`/api/now/table/incident/{sys_id}`), so a mock can mount them unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from myna.errors import ModelError
+
+JsonSchema = dict[str, Any]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Evidence(_Model):
+    """Why Myna believes a fact: how often it was seen, where, and how sure it is."""
+
+    samples: int = 0
+    sessions: int = 0
+    examples: list[str] = Field(default_factory=list, description="a few source exchange ids")
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    pinned: bool = Field(default=False, description="set by a person; re-learning keeps it")
+
+
+IdKind = Literal[
+    "hex32",  # ServiceNow sys_id: 32 lowercase hex digits
+    "uuid",
+    "ulid",
+    "integer",  # 1, 2, 3 ... (auto-increment)
+    "sequence",  # a prefix and a zero-padded counter: INC0010001, PROJ-123
+    "salesforce",  # 18-character id starting with a 3-character key prefix
+    "prefixed",  # a literal prefix and random alphanumerics: cus_9s8d7f...
+    "opaque",  # anything else: random URL-safe token of the observed length
+]
+
+
+class IdFormat(_Model):
+    """How values of an id-like field look, so the mock can mint new ones that match."""
+
+    kind: IdKind
+    prefix: str = ""
+    width: int = Field(default=0, description="digits of a sequence, or length of a token")
+    start: int = Field(default=1, description="first number of a sequence or integer id")
+    pattern: str | None = Field(default=None, description="regular expression values match")
+
+
+ReferenceStyle = Literal[
+    "link_value",  # ServiceNow: {"link": ".../table/sys_user/<id>", "value": "<id>"}
+    "id",  # a bare id string or number
+    "object",  # a nested object carrying the target's id field
+]
+
+
+class Reference(_Model):
+    """A field whose values are ids of another resource's records."""
+
+    resource: str
+    style: ReferenceStyle = "id"
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class FieldSpec(_Model):
+    """One field of a resource's records, its JSON Schema and its learned roles."""
+
+    name: str
+    schema_: JsonSchema = Field(default_factory=dict, alias="schema")
+    required: bool = Field(default=False, description="present in every observed record")
+    nullable: bool = False
+    server_generated: bool = Field(default=False, description="in responses, never in requests")
+    read_only: bool = Field(default=False, description="clients cannot change it")
+    required_on_create: bool = False
+    immutable: bool = Field(default=False, description="never changes after create")
+    has_default: bool = False
+    default: Any = None
+    generator: IdFormat | None = Field(default=None, description="how the server mints values")
+    reference: Reference | None = None
+    enum_frequencies: dict[str, int] | None = Field(
+        default=None, description="observed counts per enum value, for seeding"
+    )
+    evidence: Evidence = Field(default_factory=Evidence)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Transition(_Model):
+    """A state change the service accepted (or, in `RefusedTransition`, refused)."""
+
+    source: str | None = Field(description="state before; None means on create")
+    target: str
+    operation: str | None = Field(default=None, description="operationId that caused it")
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class RefusedTransition(_Model):
+    source: str | None
+    target: str
+    status: int
+    message: str | None = None
+    operation: str | None = None
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class StateMachine(_Model):
+    """The life cycle of one status-like field of a resource."""
+
+    field: str
+    states: list[str]
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="display names for coded states: {'6': 'Resolved'}"
+    )
+    initial: list[str] = Field(default_factory=list, description="states records are created in")
+    transitions: list[Transition] = Field(default_factory=list)
+    refused: list[RefusedTransition] = Field(default_factory=list)
+    required_on_entry: dict[str, list[str]] = Field(
+        default_factory=dict, description="state -> fields always set when it is entered"
+    )
+    changes_on_entry: dict[str, list[str]] = Field(
+        default_factory=dict, description="state -> fields that change with entering it"
+    )
+    enforce: bool = Field(
+        default=True, description="refuse transitions that were never observed"
+    )
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class Resource(_Model):
+    """A kind of record the service stores, with its collection and item paths."""
+
+    name: str
+    collection_path: str | None = None
+    item_path: str | None = None
+    id_field: str
+    id_format: IdFormat
+    fields: dict[str, FieldSpec] = Field(default_factory=dict)
+    display_field: str | None = Field(default=None, description="human label, e.g. number")
+    unique: list[str] = Field(default_factory=list, description="fields unique across records")
+    state_machines: list[StateMachine] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+OperationKind = Literal[
+    "list", "get", "create", "update", "replace", "delete", "action", "query", "auth", "other"
+]
+ParamLocation = Literal["path", "query", "header"]
+
+
+class Parameter(_Model):
+    name: str
+    location: ParamLocation
+    required: bool = False
+    schema_: JsonSchema = Field(default_factory=dict, alias="schema")
+    role: Literal["id", "filter", "limit", "offset", "page", "cursor", "sort", "fields", "other"] = (
+        "other"
+    )
+    evidence: Evidence = Field(default_factory=Evidence)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ResponseSpec(_Model):
+    status: int
+    schema_: JsonSchema | None = Field(default=None, alias="schema")
+    headers: dict[str, JsonSchema] = Field(default_factory=dict)
+    example: Any = None
+    evidence: Evidence = Field(default_factory=Evidence)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Effect(_Model):
+    """What a custom action does to its record: set a field, or move a state machine."""
+
+    field: str
+    from_request: str | None = Field(
+        default=None, description="JSON pointer into the request body giving the new value"
+    )
+    value: Any = None
+
+
+class Operation(_Model):
+    id: str = Field(description="operationId, unique in the model")
+    method: str
+    path: str
+    kind: OperationKind
+    resource: str | None = None
+    summary: str | None = None
+    parameters: list[Parameter] = Field(default_factory=list)
+    request_schema: JsonSchema | None = None
+    responses: list[ResponseSpec] = Field(default_factory=list)
+    effects: list[Effect] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+EnvelopeStyle = Literal["bare", "wrapped"]
+
+
+class Envelope(_Model):
+    """How bodies are wrapped: `{"result": ...}`, `{"records": [...], "totalSize": n}`, bare."""
+
+    style: EnvelopeStyle = "bare"
+    item_key: str | None = Field(default=None, description="key around a single record")
+    list_key: str | None = Field(default=None, description="key around a list of records")
+    total_key: str | None = None
+    next_key: str | None = None
+    done_key: str | None = None
+    record_attributes: bool = Field(
+        default=False, description="records carry Salesforce-style {'attributes': {type, url}}"
+    )
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+PaginationStyle = Literal["none", "limit_offset", "page", "cursor", "next_url"]
+
+
+class Pagination(_Model):
+    style: PaginationStyle = "none"
+    limit_param: str | None = None
+    offset_param: str | None = None
+    page_param: str | None = None
+    cursor_param: str | None = None
+    default_limit: int | None = None
+    max_limit: int | None = None
+    link_header: bool = Field(default=False, description="RFC 8288 Link with first/prev/next/last")
+    total_header: str | None = Field(default=None, description="e.g. X-Total-Count")
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class ErrorShape(_Model):
+    """The body the service answers errors with, as a template.
+
+    String leaves may hold `{message}`, `{detail}`, `{code}` and `{field}` placeholders that the
+    mock fills in; `{fields}` as a whole leaf becomes the list of offending field names.
+    """
+
+    status: int | None = Field(default=None, description="None: the shape for every status")
+    template: Any
+    headers: dict[str, str] = Field(default_factory=dict)
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+AuthScheme = Literal["none", "basic", "bearer", "apikey", "oauth2"]
+
+
+class Auth(_Model):
+    scheme: AuthScheme = "none"
+    header: str | None = Field(default=None, description="header carrying an API key")
+    token_path: str | None = Field(default=None, description="OAuth2 token endpoint path")
+    unauthorized_status: int = 401
+    unauthorized_headers: dict[str, str] = Field(default_factory=dict)
+    unauthorized_body: Any = None
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class Conventions(_Model):
+    envelope: Envelope = Field(default_factory=Envelope)
+    pagination: Pagination = Field(default_factory=Pagination)
+    errors: list[ErrorShape] = Field(default_factory=list)
+    auth: Auth = Field(default_factory=Auth)
+    values_as_strings: bool = Field(
+        default=False, description="numbers and booleans travel as strings (ServiceNow)"
+    )
+    datetime_format: str | None = Field(
+        default=None, description="strftime format of timestamps, e.g. %Y-%m-%d %H:%M:%S"
+    )
+
+
+class ServiceModel(_Model):
+    """A whole service: its conventions, resources and operations."""
+
+    name: str
+    title: str | None = None
+    version: str = "1"
+    servers: list[str] = Field(default_factory=list, description="observed base URLs")
+    base_path: str = ""
+    conventions: Conventions = Field(default_factory=Conventions)
+    resources: dict[str, Resource] = Field(default_factory=dict)
+    operations: list[Operation] = Field(default_factory=list)
+
+    def operation(self, operation_id: str) -> Operation:
+        for operation in self.operations:
+            if operation.id == operation_id:
+                return operation
+        raise ModelError(f"no operation {operation_id!r}", path=f"{self.name}.operations")
+
+    def error_shape(self, status: int) -> ErrorShape | None:
+        exact = [shape for shape in self.conventions.errors if shape.status == status]
+        general = [shape for shape in self.conventions.errors if shape.status is None]
+        return (exact or general or [None])[0]
