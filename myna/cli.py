@@ -41,7 +41,8 @@ def _root(
 
 
 def _register_stages() -> None:
-    for module_name in ("myna.traces.cli", "myna.schemas.cli", "myna.mocks.cli", "myna.replay.cli", "myna.itsm.cli"):
+    stages = ("traces", "schemas", "mocks", "replay", "itsm")
+    for module_name in (f"myna.{stage}.cli" for stage in stages):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as missing:

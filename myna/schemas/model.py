@@ -131,9 +131,7 @@ class StateMachine(_Model):
     changes_on_entry: dict[str, list[str]] = Field(
         default_factory=dict, description="state -> fields that change with entering it"
     )
-    enforce: bool = Field(
-        default=True, description="refuse transitions that were never observed"
-    )
+    enforce: bool = Field(default=True, description="refuse transitions that were never observed")
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -163,9 +161,9 @@ class Parameter(_Model):
     location: ParamLocation
     required: bool = False
     schema_: JsonSchema = Field(default_factory=dict, alias="schema")
-    role: Literal["id", "filter", "limit", "offset", "page", "cursor", "sort", "fields", "other"] = (
-        "other"
-    )
+    role: Literal[
+        "id", "filter", "query", "limit", "offset", "page", "cursor", "sort", "fields", "other"
+    ] = "other"
     evidence: Evidence = Field(default_factory=Evidence)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -276,6 +274,10 @@ class Conventions(_Model):
     datetime_format: str | None = Field(
         default=None, description="strftime format of timestamps, e.g. %Y-%m-%d %H:%M:%S"
     )
+    query_language: Literal["fields", "servicenow", "soql", "jql"] = Field(
+        default="fields",
+        description="how list filters are written: ?field=value, sysparm_query, SOQL or JQL",
+    )
 
 
 class ServiceModel(_Model):
@@ -297,6 +299,5 @@ class ServiceModel(_Model):
         raise ModelError(f"no operation {operation_id!r}", path=f"{self.name}.operations")
 
     def error_shape(self, status: int) -> ErrorShape | None:
-        exact = [shape for shape in self.conventions.errors if shape.status == status]
-        general = [shape for shape in self.conventions.errors if shape.status is None]
-        return (exact or general or [None])[0]
+        by_status = {shape.status: shape for shape in reversed(self.conventions.errors)}
+        return by_status.get(status) or by_status.get(None)

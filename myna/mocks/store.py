@@ -1,0 +1,87 @@
+"""The storage contract of the mock: records per resource, in isolated, cheaply forked worlds.
+
+A world is a copy-on-write view: an immutable base snapshot shared by every world forked from it,
+plus the world's own overlay of writes. Forking and resetting touch only the overlay, so they cost
+the same whatever the seed size. Implementations live beside this module; the HTTP layer and the
+in-process client only talk to `Store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from myna.mocks.query import Query
+
+Record = dict[str, Any]
+ChangeKind = Literal["created", "updated", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordChange:
+    """One record-level difference between two states of a world."""
+
+    resource: str
+    record_id: str
+    kind: ChangeKind
+    before: Record | None
+    after: Record | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorldInfo:
+    id: str
+    base_snapshot: str | None
+    created_at: float
+
+
+class Transaction(Protocol):
+    """All reads and writes of one request; committed together or not at all."""
+
+    def get(self, resource: str, record_id: str) -> Record | None: ...
+
+    def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
+        """Matching records (after offset and limit) and the total count before paging."""
+        ...
+
+    def insert(self, resource: str, record_id: str, record: Record) -> None: ...
+
+    def update(self, resource: str, record_id: str, record: Record) -> None: ...
+
+    def delete(self, resource: str, record_id: str) -> None: ...
+
+    def next_sequence(self, name: str, start: int) -> int:
+        """The next value of a per-world counter (INC0010001 numbering, integer ids)."""
+        ...
+
+
+class Store(Protocol):
+    """Worlds and their records. Thread-safe; one `transaction` per request."""
+
+    def transaction(self, world: str) -> AbstractContextManager[Transaction]: ...
+
+    def create_world(self, world: str, *, from_snapshot: str | None = None) -> WorldInfo: ...
+
+    def fork_world(self, source: str, new_world: str) -> WorldInfo: ...
+
+    def reset_world(self, world: str) -> None:
+        """Drop the world's own writes: it is its base snapshot again."""
+        ...
+
+    def delete_world(self, world: str) -> None: ...
+
+    def snapshot(self, world: str, name: str | None = None) -> str:
+        """Freeze the world's current state into an immutable snapshot; return its id."""
+        ...
+
+    def diff(self, world: str, against: str | None = None) -> list[RecordChange]:
+        """Record changes from snapshot `against` (default: the world's base) to the world."""
+        ...
+
+    def worlds(self) -> Sequence[WorldInfo]: ...
+
+    def load_base(self, records: Iterator[tuple[str, str, Record]], name: str) -> str:
+        """Bulk-load (resource, id, record) triples as a new immutable snapshot; return its id."""
+        ...
