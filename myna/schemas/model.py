@@ -82,6 +82,10 @@ class FieldSpec(_Model):
     nullable: bool = False
     server_generated: bool = Field(default=False, description="in responses, never in requests")
     read_only: bool = Field(default=False, description="clients cannot change it")
+    write_policy: Literal["ignore", "refuse"] = Field(
+        default="ignore",
+        description="what the service did when a request set a read-only field: drop it or 4xx",
+    )
     required_on_create: bool = False
     immutable: bool = Field(default=False, description="never changes after create")
     has_default: bool = False
