@@ -1,0 +1,243 @@
+"""Running an episode: one attempt in a fresh world, call by call, then a verified submit.
+
+`EpisodeRunner` prepares what every attempt of one episode shares (the indexed initial world, the
+policy, the route table); `Attempt` is one agent's try. This is the step function the Gymnasium
+`Env`, the HTTP server, the auditor and the benchmark all drive, and it is the declared exception
+boundary: a forbidden call or a crashing world ends the attempt with a `Repercussion` instead of
+raising into the trainer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from myna.errors import MynaError, ReplayError
+from myna.replay.episode import AnswerStep, Episode, HttpStep, Policy, Step, ToolStep
+from myna.replay.verify import (
+    CallRecord,
+    Outcome,
+    VerifierResult,
+    forbidden_reason,
+    index_world,
+    make_outcome,
+    verify,
+)
+from myna.replay.world import HttpRequest, ToolTranslator, World, WorldFactory
+from myna.schemas.model import ServiceModel
+
+DEFAULT_ADMIN_PREFIXES: tuple[str, ...] = ("/_myna",)
+
+_PARAM = re.compile(r"\{[^/{}]+\}")
+
+
+def _template_regex(path: str) -> re.Pattern[str]:
+    parts = _PARAM.split(path)
+    return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "/?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """Which calls are documented operations of the model, and which hit the admin API."""
+
+    operations: tuple[tuple[str, re.Pattern[str]], ...]
+    admin_prefixes: tuple[str, ...] = DEFAULT_ADMIN_PREFIXES
+
+    @classmethod
+    def from_model(
+        cls, model: ServiceModel, admin_prefixes: Iterable[str] = DEFAULT_ADMIN_PREFIXES
+    ) -> Routes:
+        operations = tuple(
+            (operation.method.upper(), _template_regex(operation.path))
+            for operation in model.operations
+        )
+        return cls(operations, tuple(admin_prefixes))
+
+    def classify(self, method: str, path: str) -> CallRecord:
+        bare = urlsplit(path).path or "/"
+        wanted = method.upper()
+        admin = any(bare.startswith(prefix) for prefix in self.admin_prefixes)
+        documented = any(m == wanted and rx.match(bare) for m, rx in self.operations)
+        return CallRecord(wanted, bare, 0, documented=documented, admin=admin)
+
+
+RepercussionKind = Literal["forbidden_call", "crash", "step_limit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Repercussion:
+    kind: RepercussionKind
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the agent sees after a call: the status and body, or why it was not sent."""
+
+    status: int
+    body: Any = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"status": self.status, "body": self.body}
+        if self.error is not None:
+            shown["error"] = self.error
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The end of an attempt: the reward and why."""
+
+    reward: float
+    passed: bool
+    verification: VerifierResult
+    repercussion: Repercussion | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        shown = self.verification.as_dict()
+        shown["reward"], shown["passed"] = self.reward, self.passed
+        shown["repercussion"] = None if self.repercussion is None else self.repercussion.as_dict()
+        return shown
+
+
+class EpisodeRunner:
+    """What all attempts of one episode share; `start()` opens a fresh world for one attempt."""
+
+    def __init__(
+        self,
+        episode: Episode,
+        factory: WorldFactory,
+        routes: Routes,
+        translate: ToolTranslator | None = None,
+    ) -> None:
+        self.episode = episode
+        self.factory = factory
+        self.routes = routes
+        self.translate = translate
+        environment = episode.environment
+        self.initial = index_world(environment.initial_world, environment.id_fields)
+        self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]
+
+    def start(self) -> Attempt:
+        return Attempt(self, self.factory.open(self.episode.environment))
+
+    def outcome(self, world: World, calls: Iterable[CallRecord], answer: str | None) -> Outcome:
+        return make_outcome(
+            self.episode.environment, world.changes(), calls, answer, initial=self.initial
+        )
+
+    def verify(self, outcome: Outcome) -> VerifierResult:
+        return verify(self.episode.verifier, outcome)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One try at an episode. Calls go to its own world; `submit` closes it and scores it."""
+
+    runner: EpisodeRunner
+    world: World
+    calls: list[CallRecord] = field(default_factory=list)
+    repercussion: Repercussion | None = None
+    result: Result | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None or self.repercussion is not None
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> Reply:
+        if self.done:
+            raise ReplayError("the attempt has ended; reset the episode to try again")
+        shape = self.runner.routes.classify(method, path)
+        record = CallRecord(
+            shape.method, shape.path, 0, dict(params or {}), body, shape.documented, shape.admin
+        )
+        for policy in self.runner.policies:
+            reason = forbidden_reason(policy, record)
+            if reason is not None:
+                # The call is never sent: a forbidden action must not reach the world.
+                self.calls.append(record)
+                self.repercussion = Repercussion("forbidden_call", reason)
+                return Reply(403, error=reason)
+        try:
+            sent = self.world.client.request(method, path, json=body, params=params)
+            response = Reply(sent.status, sent.json())
+        # The step function is the declared boundary: a world that crashes ends the attempt
+        # with a repercussion rather than taking the trainer down.
+        except Exception as crash:
+            self.calls.append(record)
+            self.repercussion = Repercussion("crash", f"{type(crash).__name__}: {crash}")
+            return Reply(500, error=self.repercussion.detail)
+        self.calls.append(
+            CallRecord(
+                record.method,
+                record.path,
+                response.status,
+                record.params,
+                body,
+                record.documented,
+                record.admin,
+            )
+        )
+        return response
+
+    def tool(self, name: str, arguments: Mapping[str, Any]) -> Reply:
+        offered = self.runner.episode.environment.tools
+        if self.runner.translate is None or (offered and name not in offered):
+            return Reply(400, error=f"no tool named {name!r}; offered: {', '.join(offered)}")
+        try:
+            request: HttpRequest = self.runner.translate(name, arguments)
+        except MynaError as bad_arguments:
+            return Reply(400, error=str(bad_arguments))
+        return self.call(request.method, request.path, request.params, request.body)
+
+    def step(self, step: Step) -> Reply | Result:
+        """Run one reference-solution step."""
+        if isinstance(step, HttpStep):
+            return self.call(step.method, step.path, step.params, step.body)
+        if isinstance(step, ToolStep):
+            return self.tool(step.tool, step.arguments)
+        return self.submit(step.text)
+
+    def end(self, repercussion: Repercussion) -> Result:
+        """End the attempt early (a step limit); it scores as failed."""
+        self.repercussion = self.repercussion or repercussion
+        return self.submit(None)
+
+    def submit(self, answer: str | None) -> Result:
+        if self.result is not None:
+            return self.result
+        outcome = self.runner.outcome(self.world, self.calls, answer)
+        verification = self.runner.verify(outcome)
+        self.world.close()
+        if self.repercussion is not None:
+            self.result = Result(0.0, False, verification, self.repercussion)
+        else:
+            self.result = Result(verification.reward, verification.passed, verification)
+        return self.result
+
+
+def run_steps(runner: EpisodeRunner, steps: Iterable[Step]) -> Result:
+    """Play a scripted list of steps in a fresh world; submit with the last answer, if any."""
+    attempt = runner.start()
+    answer: str | None = None
+    for step in steps:
+        if isinstance(step, AnswerStep):
+            answer = step.text
+            continue
+        attempt.step(step)
+        if attempt.done:
+            break
+    return attempt.submit(answer)
