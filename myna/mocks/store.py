@@ -8,14 +8,30 @@ in-process client only talk to `Store`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from myna.errors import MockError
 from myna.mocks.query import Query
 
 Record = dict[str, Any]
+
+
+class NotFoundError(MockError):
+    """A world, snapshot or record that the call names does not exist (the HTTP layer: 404)."""
+
+    kind = "not_found"
+
+
+class ConflictError(MockError):
+    """A write collides with existing state: a taken record id, a value of a unique field, or a
+    world or snapshot id already in use (the HTTP layer: 409, or the service's own 4xx)."""
+
+    kind = "conflict"
+
+
 ChangeKind = Literal["created", "updated", "deleted"]
 
 
@@ -62,7 +78,16 @@ class Store(Protocol):
 
     def transaction(self, world: str) -> AbstractContextManager[Transaction]: ...
 
-    def create_world(self, world: str, *, from_snapshot: str | None = None) -> WorldInfo: ...
+    def create_world(
+        self, world: str, *, from_snapshot: str | None = None, exist_ok: bool = False
+    ) -> WorldInfo:
+        """A new world (empty, or based on a snapshot). `exist_ok`: return an existing one
+        unchanged instead of raising `ConflictError` (processes ensuring the default world)."""
+        ...
+
+    def world(self, world: str) -> WorldInfo:
+        """One world's description; `NotFoundError` if it does not exist."""
+        ...
 
     def fork_world(self, source: str, new_world: str) -> WorldInfo: ...
 
@@ -82,6 +107,15 @@ class Store(Protocol):
 
     def worlds(self) -> Sequence[WorldInfo]: ...
 
-    def load_base(self, records: Iterator[tuple[str, str, Record]], name: str) -> str:
-        """Bulk-load (resource, id, record) triples as a new immutable snapshot; return its id."""
+    def load_base(
+        self,
+        records: Iterable[tuple[str, str, Record]],
+        name: str,
+        *,
+        sequences: Mapping[str, int] | None = None,
+    ) -> str:
+        """Bulk-load (resource, id, record) triples as a new immutable snapshot; return its id.
+
+        `sequences` gives counters' last used values, so `next_sequence` continues after them.
+        """
         ...

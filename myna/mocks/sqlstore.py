@@ -1,0 +1,830 @@
+"""SQL storage for mock worlds: immutable snapshots shared by every world, plus per-world overlays.
+
+How it works (copy-on-write):
+
+- A *snapshot* is an immutable layer of rows `(resource, id, record | tombstone)` with an optional
+  parent. Roots come from `load_base` (a seed); every other snapshot is one layer of changes on
+  top of a root, so a chain is never deeper than two and a lookup costs at most two dict probes.
+- A *world* is a row pointing at its base snapshot, plus its own overlay rows (writes and
+  tombstones) and its own sequence counters. An idle world is one row in `worlds`.
+- fork = a new world row pointing at a snapshot (the source is snapshotted first when it has
+  writes); reset = delete the world's overlay and counters; both cost the same whatever the
+  seed size.
+- snapshot = the world's base diff (relative to its root) merged with its overlay, written as one
+  new layer on the root. The cost is proportional to the writes, never to the seed.
+- diff = the overlay against the base, or, against another snapshot, a comparison of only the
+  ids either side changed relative to their shared root (a full comparison across roots).
+
+Snapshots never change, so every process caches them in memory (safe even with several processes
+on one PostgreSQL database); overlays and world rows are always read from the database, so all
+processes see the same worlds.
+
+Hot statements go straight to the DB-API connection (SQLAlchemy provides the engine, pooling,
+URL handling and DDL): the request path must stay within tens of microseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
+
+from myna.errors import MockError
+from myna.mocks.evaluate import Context, evaluate, reference_id
+from myna.mocks.query import Query
+from myna.mocks.store import (
+    ChangeKind,
+    ConflictError,
+    NotFoundError,
+    Record,
+    RecordChange,
+    WorldInfo,
+)
+from myna.schemas.model import ServiceModel
+
+__all__ = ["SqlStore", "SqlTransaction"]
+
+_PREFIX = re.compile(r"[a-z][a-z0-9_]{0,30}")
+_TOMBSTONE = None
+_BATCH = 2000
+
+
+@dataclass(slots=True)
+class _Layer:
+    """One immutable snapshot in process memory: its own rows and the chain beneath it."""
+
+    id: str
+    parent: _Layer | None
+    rows: dict[str, dict[str, str | None]]  # resource -> id -> JSON text, None for a tombstone
+    sequences: dict[str, int]
+    created_at: float
+    parsed: dict[str, dict[str, Record]] = field(default_factory=dict)
+    unique_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+
+    @property
+    def root(self) -> _Layer:
+        return self if self.parent is None else self.parent.root
+
+    def raw(self, resource: str, record_id: str) -> str | None:
+        layer: _Layer | None = self
+        while layer is not None:
+            rows = layer.rows.get(resource)
+            if rows is not None and record_id in rows:
+                return rows[record_id]
+            layer = layer.parent
+        return None
+
+    def has_row(self, resource: str, record_id: str) -> bool:
+        rows = self.rows.get(resource)
+        return rows is not None and record_id in rows
+
+    def _parsed(self, resource: str, record_id: str) -> Record | None:
+        cache = self.parsed.setdefault(resource, {})
+        found = cache.get(record_id)
+        if found is None:
+            text = self.rows[resource][record_id]
+            if text is None:
+                return None
+            found = cache[record_id] = json.loads(text)
+        return found
+
+    def items(self, resource: str) -> Iterator[tuple[str, Record]]:
+        """Visible records in a stable order: the root's load order, then newer layers' rows."""
+        chain: list[_Layer] = []
+        layer: _Layer | None = self
+        while layer is not None:
+            chain.append(layer)
+            layer = layer.parent
+        chain.reverse()
+        for depth, current in enumerate(chain):
+            above = chain[depth + 1 :]
+            for record_id, text in current.rows.get(resource, {}).items():
+                if text is None or any(upper.has_row(resource, record_id) for upper in above):
+                    continue
+                parsed = current._parsed(resource, record_id)
+                if parsed is not None:
+                    yield record_id, parsed
+
+    def ids_with(self, resource: str, field_name: str, key: str) -> set[str]:
+        """Ids of visible records whose unique field `field_name` has value `key`."""
+        index = self.unique_index.get((resource, field_name))
+        if index is None:
+            index = {}
+            for record_id, record in self.items(resource):
+                value = _unique_key(record.get(field_name))
+                if value is not None:
+                    index.setdefault(value, set()).add(record_id)
+            self.unique_index[(resource, field_name)] = index
+        return index.get(key, set())
+
+
+def _unique_key(value: Any) -> str | None:
+    target = reference_id(value) if isinstance(value, dict) else value
+    if target is None or target == "":
+        return None
+    return target if isinstance(target, str) else json.dumps(target, sort_keys=True)
+
+
+def _dumps(record: Record) -> str:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+class _Statements:
+    """The SQL of the hot path, written once with `?` and rendered in the driver's paramstyle."""
+
+    def __init__(self, prefix: str, paramstyle: str) -> None:
+        p = prefix
+        mark = "%s" if paramstyle in ("format", "pyformat") else "?"
+
+        def sql(text: str) -> str:
+            return text.replace("?", mark)
+
+        self.world = sql(f"SELECT base_snapshot, created_at FROM {p}worlds WHERE id = ?")
+        self.worlds = sql(f"SELECT id, base_snapshot, created_at FROM {p}worlds ORDER BY id")
+        self.insert_world = sql(
+            f"INSERT INTO {p}worlds (id, base_snapshot, created_at) VALUES (?, ?, ?)"
+        )
+        self.delete_world = sql(f"DELETE FROM {p}worlds WHERE id = ?")
+        self.overlay_get = sql(
+            f"SELECT data FROM {p}overlay WHERE world = ? AND resource = ? AND record_id = ?"
+        )
+        self.overlay_list = sql(
+            f"SELECT record_id, data FROM {p}overlay WHERE world = ? AND resource = ? "
+            "ORDER BY ord, record_id"
+        )
+        self.overlay_all = sql(
+            f"SELECT resource, record_id, data FROM {p}overlay WHERE world = ? "
+            "ORDER BY resource, ord, record_id"
+        )
+        self.overlay_any = sql(f"SELECT 1 FROM {p}overlay WHERE world = ? LIMIT 1")
+        self.overlay_put = sql(
+            f"INSERT INTO {p}overlay (world, resource, record_id, ord, data) "
+            "VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (world, resource, record_id) DO UPDATE SET data = excluded.data"
+        )
+        self.overlay_clear = sql(f"DELETE FROM {p}overlay WHERE world = ?")
+        self.unique_find = sql(
+            f"SELECT record_id FROM {p}uniques "
+            "WHERE world = ? AND resource = ? AND field = ? AND value = ? AND record_id <> ?"
+        )
+        self.unique_drop = sql(
+            f"DELETE FROM {p}uniques WHERE world = ? AND resource = ? AND record_id = ?"
+        )
+        self.unique_add = sql(
+            f"INSERT INTO {p}uniques (world, resource, field, value, record_id) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+        self.unique_clear = sql(f"DELETE FROM {p}uniques WHERE world = ?")
+        self.sequence_next = sql(
+            f"INSERT INTO {p}world_sequences (world, name, value) VALUES (?, ?, ?) "
+            f"ON CONFLICT (world, name) DO UPDATE SET value = {p}world_sequences.value + 1 "
+            "RETURNING value"
+        )
+        self.sequences_of_world = sql(f"SELECT name, value FROM {p}world_sequences WHERE world = ?")
+        self.sequence_any = sql(f"SELECT 1 FROM {p}world_sequences WHERE world = ? LIMIT 1")
+        self.sequences_clear = sql(f"DELETE FROM {p}world_sequences WHERE world = ?")
+        self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
+        self.insert_snapshot = sql(
+            f"INSERT INTO {p}snapshots (id, parent, created_at) VALUES (?, ?, ?)"
+        )
+        self.layer_rows = sql(
+            f"SELECT resource, record_id, data FROM {p}layer WHERE snapshot = ? "
+            "ORDER BY ord, resource, record_id"
+        )
+        self.layer_add = sql(
+            f"INSERT INTO {p}layer (snapshot, resource, record_id, ord, data) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+        self.snapshot_sequences = sql(
+            f"SELECT name, value FROM {p}snapshot_sequences WHERE snapshot = ?"
+        )
+        self.snapshot_sequence_add = sql(
+            f"INSERT INTO {p}snapshot_sequences (snapshot, name, value) VALUES (?, ?, ?)"
+        )
+
+
+def _tables(metadata: sa.MetaData, prefix: str) -> None:
+    key = sa.String(255)
+    sa.Table(
+        f"{prefix}snapshots",
+        metadata,
+        sa.Column("id", key, primary_key=True),
+        sa.Column("parent", key, nullable=True),
+        sa.Column("created_at", sa.Float, nullable=False),
+    )
+    sa.Table(
+        f"{prefix}layer",
+        metadata,
+        sa.Column("snapshot", key, primary_key=True),
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("record_id", key, primary_key=True),
+        sa.Column("ord", sa.BigInteger, nullable=False),
+        sa.Column("data", sa.Text, nullable=True),
+    )
+    sa.Table(
+        f"{prefix}snapshot_sequences",
+        metadata,
+        sa.Column("snapshot", key, primary_key=True),
+        sa.Column("name", key, primary_key=True),
+        sa.Column("value", sa.BigInteger, nullable=False),
+    )
+    sa.Table(
+        f"{prefix}worlds",
+        metadata,
+        sa.Column("id", key, primary_key=True),
+        sa.Column("base_snapshot", key, nullable=True),
+        sa.Column("created_at", sa.Float, nullable=False),
+    )
+    sa.Table(
+        f"{prefix}overlay",
+        metadata,
+        sa.Column("world", key, primary_key=True),
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("record_id", key, primary_key=True),
+        sa.Column("ord", sa.BigInteger, nullable=False),
+        sa.Column("data", sa.Text, nullable=True),
+    )
+    sa.Table(
+        f"{prefix}world_sequences",
+        metadata,
+        sa.Column("world", key, primary_key=True),
+        sa.Column("name", key, primary_key=True),
+        sa.Column("value", sa.BigInteger, nullable=False),
+    )
+    # The overlay's live values of unique fields; the primary key makes two concurrent writers of
+    # one value in one world collide in the database even when both passed the check in Python.
+    uniques = sa.Table(
+        f"{prefix}uniques",
+        metadata,
+        sa.Column("world", key, primary_key=True),
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("field", key, primary_key=True),
+        sa.Column("value", sa.Text, primary_key=True),
+        sa.Column("record_id", key, nullable=False),
+    )
+    sa.Index(f"{prefix}uniques_by_record", uniques.c.world, uniques.c.resource, uniques.c.record_id)
+
+
+class SqlTransaction:
+    """One request's reads and writes in one world (see `Transaction`).
+
+    Records it returns are the caller's own copies. Writes raise `NotFoundError` for a record
+    that is not there and `ConflictError` for a taken id or unique value.
+    """
+
+    def __init__(self, store: SqlStore, cursor: Any, world: str, base: _Layer | None) -> None:
+        self._store = store
+        self._cursor = cursor
+        self._world = world
+        self._base = base
+        self._context = Context(model=store.model, resolve=self.get)
+
+    @property
+    def world(self) -> str:
+        return self._world
+
+    def get(self, resource: str, record_id: str) -> Record | None:
+        cursor = self._cursor
+        cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
+        row = cursor.fetchone()
+        if row is not None:
+            return None if row[0] is None else json.loads(row[0])
+        if self._base is None:
+            return None
+        text = self._base.raw(resource, record_id)
+        return None if text is None else json.loads(text)
+
+    def exists(self, resource: str, record_id: str) -> bool:
+        return self._visible_text(resource, record_id) is not None
+
+    def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
+        records, total = evaluate(
+            self._all(resource),
+            query,
+            Context(model=self._store.model, resource=resource, resolve=self.get),
+        )
+        return [_clone(record) for record in records], total
+
+    def all(self, resource: str) -> Iterator[tuple[str, Record]]:
+        """Every visible record of a resource with its id (shared objects: do not mutate)."""
+        cursor = self._cursor
+        cursor.execute(self._store._sql.overlay_list, (self._world, resource))
+        overlay = {record_id: data for record_id, data in cursor.fetchall()}
+        if self._base is not None:
+            for record_id, record in self._base.items(resource):
+                if record_id not in overlay:
+                    yield record_id, record
+        for record_id, data in overlay.items():
+            if data is not None:
+                yield record_id, json.loads(data)
+
+    def _all(self, resource: str) -> Iterator[Record]:
+        return (record for _, record in self.all(resource))
+
+    def insert(self, resource: str, record_id: str, record: Record) -> None:
+        if self._visible_text(resource, record_id) is not None:
+            raise ConflictError(
+                f"a record with id {record_id!r} already exists",
+                world=self._world,
+                resource=resource,
+                record_id=record_id,
+            )
+        self._check_unique(resource, record_id, record)
+        self._put(resource, record_id, record)
+
+    def update(self, resource: str, record_id: str, record: Record) -> None:
+        self._require(resource, record_id)
+        self._check_unique(resource, record_id, record)
+        self._put(resource, record_id, record)
+
+    def delete(self, resource: str, record_id: str) -> None:
+        self._require(resource, record_id)
+        if self._store._unique_fields(resource):
+            self._cursor.execute(self._store._sql.unique_drop, (self._world, resource, record_id))
+        self._put(resource, record_id, None)
+
+    def next_sequence(self, name: str, start: int) -> int:
+        inherited = self._base.sequences.get(name) if self._base is not None else None
+        first = start if inherited is None else max(start, inherited + 1)
+        self._cursor.execute(self._store._sql.sequence_next, (self._world, name, first))
+        row = self._cursor.fetchone()
+        return int(row[0])
+
+    def _require(self, resource: str, record_id: str) -> None:
+        if self._visible_text(resource, record_id) is None:
+            raise NotFoundError(
+                f"no record with id {record_id!r}",
+                world=self._world,
+                resource=resource,
+                record_id=record_id,
+            )
+
+    def _visible_text(self, resource: str, record_id: str) -> str | None:
+        cursor = self._cursor
+        cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
+        row = cursor.fetchone()
+        if row is not None:
+            return str(row[0]) if row[0] is not None else None
+        return None if self._base is None else self._base.raw(resource, record_id)
+
+    def _overridden(self, resource: str, record_id: str) -> bool:
+        cursor = self._cursor
+        cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
+        return cursor.fetchone() is not None
+
+    def _check_unique(self, resource: str, record_id: str, record: Record) -> None:
+        fields = self._store._unique_fields(resource)
+        if not fields:
+            return
+        sql = self._store._sql
+        cursor = self._cursor
+        keys: list[tuple[str, str]] = []
+        for name in fields:
+            key = _unique_key(record.get(name))
+            if key is None:
+                continue
+            keys.append((name, key))
+            taken_in_base = (
+                self._base.ids_with(resource, name, key) if self._base is not None else set()
+            )
+            clash = next(
+                (
+                    other
+                    for other in sorted(taken_in_base - {record_id})
+                    if not self._overridden(resource, other)
+                ),
+                None,
+            )
+            if clash is None:
+                cursor.execute(sql.unique_find, (self._world, resource, name, key, record_id))
+                row = cursor.fetchone()
+                clash = None if row is None else str(row[0])
+            if clash is not None:
+                raise ConflictError(
+                    f"value {key!r} is already used by record {clash!r}",
+                    world=self._world,
+                    resource=resource,
+                    record_id=record_id,
+                    field=name,
+                )
+        cursor.execute(sql.unique_drop, (self._world, resource, record_id))
+        for name, key in keys:
+            cursor.execute(sql.unique_add, (self._world, resource, name, key, record_id))
+
+    def _put(self, resource: str, record_id: str, record: Record | None) -> None:
+        data = None if record is None else _dumps(record)
+        self._cursor.execute(
+            self._store._sql.overlay_put,
+            (self._world, resource, record_id, time.time_ns(), data),
+        )
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of a JSON value, several times faster than `copy.deepcopy`."""
+    if isinstance(value, dict):
+        return {key: _clone(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clone(item) for item in value]
+    return value
+
+
+class SqlStore:
+    """Worlds and records in SQLite (default: in memory) or PostgreSQL, copy-on-write.
+
+    `url` is a SQLAlchemy URL: `sqlite://` (in memory), `sqlite:///path.db`, or
+    `postgresql+psycopg://user@host/db`. `prefix` namespaces the tables so several stores (or
+    test runs) can share one database. Thread-safe; one `transaction` per request.
+    """
+
+    def __init__(self, model: ServiceModel, url: str = "sqlite://", *, prefix: str = "myna_"):
+        if not _PREFIX.fullmatch(prefix):
+            raise MockError(
+                "a table prefix is 1-31 lowercase letters, digits or underscores, "
+                "starting with a letter",
+                prefix=prefix,
+            )
+        self.model = model
+        self.url = url
+        self.prefix = prefix
+        sa_url = sa.make_url(url)
+        self._sqlite = sa_url.get_backend_name() == "sqlite"
+        if self._sqlite:
+            # One connection, serialised by a lock: SQLite has one writer anyway, and an
+            # in-memory database exists only inside its connection.
+            self._engine = sa.create_engine(
+                sa_url,
+                poolclass=StaticPool,
+                connect_args={"check_same_thread": False, "isolation_level": None},
+            )
+        else:
+            self._engine = sa.create_engine(sa_url, pool_size=10, max_overflow=20)
+        self._metadata = sa.MetaData()
+        _tables(self._metadata, prefix)
+        self._metadata.create_all(self._engine)
+        if self._sqlite:
+            self._sqlite_connection = self._engine.raw_connection()
+            cursor = self._sqlite_connection.cursor()
+            if sa_url.database:
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=10000")
+            cursor.close()
+        self._lock = threading.RLock()
+        self._layers: dict[str, _Layer] = {}
+        self._layers_lock = threading.Lock()
+        paramstyle = self._engine.dialect.paramstyle
+        self._sql = _Statements(prefix, paramstyle)
+        self._uniques = {name: tuple(resource.unique) for name, resource in model.resources.items()}
+
+    # -- connections ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _cursor(self) -> Iterator[Any]:
+        """A cursor inside one database transaction: committed on success, rolled back on error."""
+        if self._sqlite:
+            with self._lock:
+                cursor = self._sqlite_connection.cursor()
+                cursor.execute("BEGIN IMMEDIATE")
+                try:
+                    yield cursor
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+                else:
+                    cursor.execute("COMMIT")
+                finally:
+                    cursor.close()
+            return
+        connection = self._engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                yield cursor
+            except BaseException:
+                connection.rollback()
+                raise
+            else:
+                connection.commit()
+            finally:
+                cursor.close()
+        finally:
+            connection.close()
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Database constraint violations become `ConflictError` (a race another writer won)."""
+        try:
+            yield
+        except self._integrity_errors() as error:
+            raise ConflictError(
+                f"the write collides with a concurrent one: {error}".splitlines()[0]
+            ) from error
+
+    def _integrity_errors(self) -> tuple[type[BaseException], ...]:
+        return (self._engine.dialect.loaded_dbapi.IntegrityError,)
+
+    def close(self) -> None:
+        """Release the database connections."""
+        if self._sqlite:
+            self._sqlite_connection.close()
+        self._engine.dispose()
+
+    def drop(self) -> None:
+        """Drop this store's tables (tests and throwaway databases)."""
+        if self._sqlite:
+            self._sqlite_connection.close()
+        self._metadata.drop_all(self._engine)
+        self._engine.dispose()
+
+    # -- transactions --------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, world: str) -> Iterator[SqlTransaction]:
+        """All reads and writes of one request in `world`; `NotFoundError` if it does not exist."""
+        with self._translated(), self._cursor() as cursor:
+            base = self._world_base(cursor, world)
+            yield SqlTransaction(self, cursor, world, base)
+
+    # -- worlds --------------------------------------------------------------------------------
+
+    def create_world(
+        self, world: str, *, from_snapshot: str | None = None, exist_ok: bool = False
+    ) -> WorldInfo:
+        """A new empty world, or one whose base is `from_snapshot`.
+
+        With `exist_ok`, an existing world of that id is returned unchanged (several processes
+        may each ensure the default world at start-up).
+        """
+        with self._translated(), self._cursor() as cursor:
+            cursor.execute(self._sql.world, (world,))
+            row = cursor.fetchone()
+            if row is not None:
+                if exist_ok:
+                    return WorldInfo(id=world, base_snapshot=row[0], created_at=float(row[1]))
+                raise ConflictError("a world with this id already exists", world=world)
+            if from_snapshot is not None:
+                self._layer(cursor, from_snapshot)
+            created = time.time()
+            cursor.execute(self._sql.insert_world, (world, from_snapshot, created))
+        return WorldInfo(id=world, base_snapshot=from_snapshot, created_at=created)
+
+    def fork_world(self, source: str, new_world: str) -> WorldInfo:
+        """A new world in the source's current state; the source is snapshotted if it has
+        writes, so the two share everything and diverge from here."""
+        with self._translated(), self._cursor() as cursor:
+            base = self._world_base(cursor, source)
+            cursor.execute(self._sql.world, (new_world,))
+            if cursor.fetchone() is not None:
+                raise ConflictError("a world with this id already exists", world=new_world)
+            base_id = base.id if base is not None else None
+            if self._has_writes(cursor, source):
+                base_id = self._snapshot(cursor, source, base, uuid.uuid4().hex)
+            created = time.time()
+            cursor.execute(self._sql.insert_world, (new_world, base_id, created))
+        return WorldInfo(id=new_world, base_snapshot=base_id, created_at=created)
+
+    def reset_world(self, world: str) -> None:
+        """Drop the world's own writes and counters: it is its base snapshot again."""
+        with self._cursor() as cursor:
+            self._world_row(cursor, world)
+            self._clear(cursor, world)
+
+    def delete_world(self, world: str) -> None:
+        with self._cursor() as cursor:
+            self._world_row(cursor, world)
+            self._clear(cursor, world)
+            cursor.execute(self._sql.delete_world, (world,))
+
+    def world(self, world: str) -> WorldInfo:
+        """One world's description; `NotFoundError` if it does not exist."""
+        with self._cursor() as cursor:
+            base, created = self._world_row(cursor, world)
+        return WorldInfo(id=world, base_snapshot=base, created_at=created)
+
+    def worlds(self) -> Sequence[WorldInfo]:
+        with self._cursor() as cursor:
+            cursor.execute(self._sql.worlds)
+            rows = cursor.fetchall()
+        return [WorldInfo(id=r[0], base_snapshot=r[1], created_at=float(r[2])) for r in rows]
+
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def snapshot(self, world: str, name: str | None = None) -> str:
+        """Freeze the world's current state into an immutable snapshot and return its id (`name`
+        when given). The world keeps its base and its writes, so a later reset still returns
+        to the state it was created in."""
+        snapshot_id = name or uuid.uuid4().hex
+        with self._translated(), self._cursor() as cursor:
+            base = self._world_base(cursor, world)
+            return self._snapshot(cursor, world, base, snapshot_id)
+
+    def load_base(
+        self,
+        records: Iterable[tuple[str, str, Record]],
+        name: str,
+        *,
+        sequences: Mapping[str, int] | None = None,
+    ) -> str:
+        """Bulk-load (resource, id, record) triples as a new root snapshot named `name`.
+
+        `sequences` gives counters' last used values (`next_sequence` continues after them).
+        Duplicate ids and duplicate values of a resource's unique fields raise `ConflictError`.
+        """
+        seen: dict[str, set[str]] = {}
+        unique_seen: dict[tuple[str, str], dict[str, str]] = {}
+        with self._translated(), self._cursor() as cursor:
+            self._claim_snapshot(cursor, name, None)
+            batch: list[tuple[str, str, str, int, str]] = []
+            for position, (resource, record_id, record) in enumerate(records):
+                ids = seen.setdefault(resource, set())
+                if record_id in ids:
+                    raise ConflictError(
+                        f"record id {record_id!r} appears twice",
+                        snapshot=name,
+                        resource=resource,
+                        record_id=record_id,
+                    )
+                ids.add(record_id)
+                for field_name in self._unique_fields(resource):
+                    key = _unique_key(record.get(field_name))
+                    if key is None:
+                        continue
+                    owners = unique_seen.setdefault((resource, field_name), {})
+                    if key in owners:
+                        raise ConflictError(
+                            f"value {key!r} is used by records {owners[key]!r} and {record_id!r}",
+                            snapshot=name,
+                            resource=resource,
+                            field=field_name,
+                        )
+                    owners[key] = record_id
+                batch.append((name, resource, record_id, position, _dumps(record)))
+                if len(batch) >= _BATCH:
+                    cursor.executemany(self._sql.layer_add, batch)
+                    batch.clear()
+            if batch:
+                cursor.executemany(self._sql.layer_add, batch)
+            for counter, value in (sequences or {}).items():
+                cursor.execute(self._sql.snapshot_sequence_add, (name, counter, int(value)))
+        return name
+
+    def snapshot_exists(self, snapshot: str) -> bool:
+        with self._cursor() as cursor:
+            cursor.execute(self._sql.snapshot, (snapshot,))
+            return cursor.fetchone() is not None
+
+    # -- diff ----------------------------------------------------------------------------------
+
+    def diff(self, world: str, against: str | None = None) -> list[RecordChange]:
+        """Record-level changes from snapshot `against` (default: the world's base) to the
+        world's current state, ordered by resource and id."""
+        with self._cursor() as cursor:
+            base = self._world_base(cursor, world)
+            cursor.execute(self._sql.overlay_all, (world,))
+            overlay = {(r, i): d for r, i, d in cursor.fetchall()}
+            before = base
+            if against is not None and (base is None or against != base.id):
+                before = self._layer(cursor, against)
+        candidates = set(overlay)
+        if before is not base:
+            candidates |= _changed_keys(before, base)
+
+        def current(resource: str, record_id: str) -> str | None:
+            if (resource, record_id) in overlay:
+                text: str | None = overlay[(resource, record_id)]
+                return text
+            return None if base is None else base.raw(resource, record_id)
+
+        changes = []
+        for resource, record_id in sorted(candidates):
+            old = None if before is None else before.raw(resource, record_id)
+            new = current(resource, record_id)
+            change = _change(resource, record_id, old, new)
+            if change is not None:
+                changes.append(change)
+        return changes
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _unique_fields(self, resource: str) -> tuple[str, ...]:
+        return self._uniques.get(resource, ())
+
+    def _world_row(self, cursor: Any, world: str) -> tuple[str | None, float]:
+        cursor.execute(self._sql.world, (world,))
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError("no such world", world=world)
+        return row[0], float(row[1])
+
+    def _world_base(self, cursor: Any, world: str) -> _Layer | None:
+        base_id, _ = self._world_row(cursor, world)
+        return None if base_id is None else self._layer(cursor, base_id)
+
+    def _has_writes(self, cursor: Any, world: str) -> bool:
+        cursor.execute(self._sql.overlay_any, (world,))
+        if cursor.fetchone() is not None:
+            return True
+        cursor.execute(self._sql.sequence_any, (world,))
+        return cursor.fetchone() is not None
+
+    def _clear(self, cursor: Any, world: str) -> None:
+        cursor.execute(self._sql.overlay_clear, (world,))
+        cursor.execute(self._sql.unique_clear, (world,))
+        cursor.execute(self._sql.sequences_clear, (world,))
+
+    def _claim_snapshot(self, cursor: Any, snapshot_id: str, parent: str | None) -> None:
+        cursor.execute(self._sql.snapshot, (snapshot_id,))
+        if cursor.fetchone() is not None:
+            raise ConflictError("a snapshot with this id already exists", snapshot=snapshot_id)
+        cursor.execute(self._sql.insert_snapshot, (snapshot_id, parent, time.time()))
+
+    def _snapshot(self, cursor: Any, world: str, base: _Layer | None, snapshot_id: str) -> str:
+        cursor.execute(self._sql.overlay_all, (world,))
+        overlay = cursor.fetchall()
+        root = None if base is None else base.root
+        rows: dict[tuple[str, str], str | None] = {}
+        if base is not None and base is not root:
+            for resource, resource_rows in base.rows.items():
+                for record_id, text in resource_rows.items():
+                    rows[(resource, record_id)] = text
+        for resource, record_id, data in overlay:
+            rows[(resource, record_id)] = data
+        # A tombstone only matters when the root holds the record it hides.
+        kept = [
+            (key, text)
+            for key, text in rows.items()
+            if text is not None or (root is not None and root.raw(*key) is not None)
+        ]
+        sequences = dict(base.sequences) if base is not None else {}
+        cursor.execute(self._sql.sequences_of_world, (world,))
+        sequences.update({name: int(value) for name, value in cursor.fetchall()})
+        self._claim_snapshot(cursor, snapshot_id, None if root is None else root.id)
+        cursor.executemany(
+            self._sql.layer_add,
+            [(snapshot_id, r, i, n, text) for n, ((r, i), text) in enumerate(kept)],
+        )
+        cursor.executemany(
+            self._sql.snapshot_sequence_add,
+            [(snapshot_id, name, value) for name, value in sequences.items()],
+        )
+        return snapshot_id
+
+    def _layer(self, cursor: Any, snapshot_id: str) -> _Layer:
+        cached = self._layers.get(snapshot_id)
+        if cached is not None:
+            return cached
+        cursor.execute(self._sql.snapshot, (snapshot_id,))
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError("no such snapshot", snapshot=snapshot_id)
+        parent_id, created = row
+        parent = None if parent_id is None else self._layer(cursor, parent_id)
+        cursor.execute(self._sql.layer_rows, (snapshot_id,))
+        rows: dict[str, dict[str, str | None]] = {}
+        for resource, record_id, data in cursor.fetchall():
+            rows.setdefault(resource, {})[record_id] = data
+        cursor.execute(self._sql.snapshot_sequences, (snapshot_id,))
+        sequences = {name: int(value) for name, value in cursor.fetchall()}
+        layer = _Layer(snapshot_id, parent, rows, sequences, float(created))
+        with self._layers_lock:
+            return self._layers.setdefault(snapshot_id, layer)
+
+
+def _changed_keys(first: _Layer | None, second: _Layer | None) -> set[tuple[str, str]]:
+    """Keys whose value may differ between two snapshots: the rows above a shared root, or
+    every key when the roots differ."""
+
+    def keys_above_root(layer: _Layer | None, *, include_root: bool) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        while layer is not None and (include_root or layer.parent is not None):
+            for resource, rows in layer.rows.items():
+                found.update((resource, record_id) for record_id in rows)
+            layer = layer.parent
+        return found
+
+    same_root = (first is not None and second is not None and first.root is second.root) or (
+        first is None and second is None
+    )
+    return keys_above_root(first, include_root=not same_root) | keys_above_root(
+        second, include_root=not same_root
+    )
+
+
+def _change(resource: str, record_id: str, old: str | None, new: str | None) -> RecordChange | None:
+    if old is None and new is None:
+        return None
+    before = None if old is None else json.loads(old)
+    after = None if new is None else json.loads(new)
+    if before == after:
+        return None
+    kind: ChangeKind = "created" if before is None else "deleted" if after is None else "updated"
+    return RecordChange(resource, record_id, kind, before, after)
