@@ -1,0 +1,384 @@
+"""The service model on disk: OpenAPI 3.1 YAML with `x-myna-*` extensions.
+
+Layout:
+- `info` carries the title and version; `x-myna-service` the model name and base path;
+  `servers` the observed base URLs; `x-myna-conventions` the `Conventions`.
+- every resource is a `components.schemas` entry: a plain object schema whose properties are the
+  field schemas, each with an `x-myna-field` holding the rest of its `FieldSpec`, and an
+  `x-myna-resource` holding the resource's own facts (paths, id, state machines, evidence).
+- every operation is a `paths` entry with its operationId, parameters, request body and responses,
+  and an `x-myna-operation` for its kind, resource, effects and evidence.
+
+Any OpenAPI tool reads the file; `load` reads it back into a `ServiceModel`. `save` is
+deterministic (sorted keys, fixed layout), so `load` then `save` reproduces the bytes and a
+reviewed model diffs cleanly. A hand edit that breaks the model raises `ModelError` naming the
+file, the YAML path of the bad entry and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from myna.errors import ModelError
+from myna.schemas.model import (
+    Conventions,
+    FieldSpec,
+    Operation,
+    Parameter,
+    Resource,
+    ResponseSpec,
+    ServiceModel,
+)
+
+__all__ = ["dumps", "from_openapi", "load", "loads", "save", "to_openapi"]
+
+OPENAPI_VERSION = "3.1.0"
+JSON = "application/json"
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_COMPONENT_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+_Pydantic = TypeVar("_Pydantic", bound=BaseModel)
+
+
+def _dump(model: BaseModel, *, exclude: set[str] | None = None) -> dict[str, Any]:
+    """A pydantic model as plain data, defaults left out so the file stays readable."""
+    return model.model_dump(mode="json", by_alias=True, exclude_defaults=True, exclude=exclude)
+
+
+# --- model -> document --------------------------------------------------------------------
+
+
+def to_openapi(model: ServiceModel) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for a service model."""
+    document: dict[str, Any] = {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": model.title or model.name, "version": model.version},
+        "x-myna-service": {"name": model.name, "base_path": model.base_path},
+        "x-myna-conventions": _dump(model.conventions),
+        "paths": _paths(model.operations),
+        "components": {
+            "schemas": {
+                _component_name(name): _resource_schema(resource)
+                for name, resource in model.resources.items()
+            }
+        },
+    }
+    if model.title is None:
+        document["x-myna-service"]["untitled"] = True
+    if model.servers:
+        document["servers"] = [{"url": url} for url in model.servers]
+    return document
+
+
+def _component_name(name: str) -> str:
+    return _COMPONENT_NAME.sub("_", name)
+
+
+def _resource_schema(resource: Resource) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    for name, spec in resource.fields.items():
+        facts = _dump(spec, exclude={"schema_"})
+        properties[name] = {**spec.schema_, "x-myna-field": facts}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "x-myna-resource": _dump(resource, exclude={"fields"}),
+    }
+    # Per-field order is part of the model (it is the order records show fields in).
+    schema["x-myna-resource"]["field_order"] = list(resource.fields)
+    required = sorted(name for name, spec in resource.fields.items() if spec.required)
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _paths(operations: list[Operation]) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for position, operation in enumerate(operations):
+        method = operation.method.lower()
+        entry = paths.setdefault(operation.path, {})
+        if method not in _METHODS or method in entry:
+            raise ModelError(
+                f"operation {operation.id!r}: method {operation.method!r} cannot be written "
+                f"for path {operation.path!r} (not an HTTP method, or a second one of it)",
+                path=f"operations[{position}]",
+            )
+        entry[method] = _operation(operation, position)
+    return paths
+
+
+def _operation(operation: Operation, position: int) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "operationId": operation.id,
+        "responses": {
+            str(response.status): _response(response) for response in operation.responses
+        },
+        "x-myna-operation": {
+            **_dump(
+                operation,
+                exclude={"id", "method", "path", "summary", "parameters", "request_schema"},
+            ),
+            "position": position,
+            "response_order": [response.status for response in operation.responses],
+            "method": operation.method,
+        },
+    }
+    body["x-myna-operation"].pop("responses", None)
+    if not operation.responses:
+        body["responses"] = {"default": {"description": "not observed"}}
+    if operation.summary is not None:
+        body["summary"] = operation.summary
+    if operation.parameters:
+        body["parameters"] = [_parameter(parameter) for parameter in operation.parameters]
+    if operation.request_schema is not None:
+        body["requestBody"] = {"content": {JSON: {"schema": operation.request_schema}}}
+    return body
+
+
+def _parameter(parameter: Parameter) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": parameter.name,
+        "in": parameter.location,
+        "schema": parameter.schema_,
+        "x-myna-parameter": _dump(parameter, exclude={"name", "location", "schema_", "required"}),
+    }
+    # OpenAPI requires path parameters to say so.
+    if parameter.required or parameter.location == "path":
+        entry["required"] = True
+    if parameter.location == "path" and not parameter.required:
+        entry["x-myna-parameter"]["optional"] = True
+    return entry
+
+
+def _response(response: ResponseSpec) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "description": f"observed {response.evidence.samples} time(s)",
+        "x-myna-evidence": _dump(response.evidence),
+    }
+    if response.headers:
+        entry["headers"] = {name: {"schema": schema} for name, schema in response.headers.items()}
+    if response.schema_ is not None or response.example is not None:
+        content: dict[str, Any] = {}
+        if response.schema_ is not None:
+            content["schema"] = response.schema_
+        if response.example is not None:
+            content["example"] = response.example
+        entry["content"] = {JSON: content}
+    return entry
+
+
+# --- document -> model --------------------------------------------------------------------
+
+
+def from_openapi(document: Any, *, source: str | None = None) -> ServiceModel:
+    """Read a document written by `to_openapi` (and possibly edited by hand)."""
+    reader = _Reader(source)
+    root = reader.mapping(document, "")
+    service = reader.mapping(root.get("x-myna-service", {}), "x-myna-service")
+    info = reader.mapping(root.get("info", {}), "info")
+    name = service.get("name")
+    if not isinstance(name, str) or not name:
+        raise reader.error("x-myna-service.name", "expected the service name (a string)")
+    servers = [
+        reader.mapping(server, f"servers[{index}]").get("url")
+        for index, server in enumerate(root.get("servers") or [])
+    ]
+    components = reader.mapping(root.get("components", {}), "components")
+    schemas = reader.mapping(components.get("schemas", {}), "components.schemas")
+    resources = [
+        reader.resource(schema, f"components.schemas.{key}") for key, schema in schemas.items()
+    ]
+    data = {
+        "name": name,
+        "title": None if service.get("untitled") else info.get("title"),
+        "version": info.get("version", "1"),
+        "servers": servers,
+        "base_path": service.get("base_path", ""),
+    }
+    model = reader.validate(ServiceModel, data, "x-myna-service")
+    model.conventions = reader.validate(
+        Conventions, root.get("x-myna-conventions", {}), "x-myna-conventions"
+    )
+    model.resources = {resource.name: resource for resource in resources}
+    model.operations = reader.operations(reader.mapping(root.get("paths", {}), "paths"))
+    return model
+
+
+class _Reader:
+    """Validates pieces of a document, turning pydantic errors into `ModelError`s with paths."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def error(self, where: str, message: str) -> ModelError:
+        return ModelError(message, path=self.source, field=where or "(document)")
+
+    def mapping(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(where, f"expected a mapping, got {type(value).__name__}")
+        return value
+
+    def validate(self, kind: type[_Pydantic], data: Any, where: str) -> _Pydantic:
+        try:
+            return kind.model_validate(data)
+        except ValidationError as invalid:
+            first = invalid.errors()[0]
+            location = ".".join(str(part) for part in first["loc"])
+            field = f"{where}.{location}" if location else where
+            raise self.error(field, f"{first['msg']} (got {first.get('input')!r:.80})") from invalid
+
+    def resource(self, schema: Any, where: str) -> Resource:
+        schema = self.mapping(schema, where)
+        facts = dict(self.mapping(schema.get("x-myna-resource"), f"{where}.x-myna-resource"))
+        order = facts.pop("field_order", None)
+        properties = self.mapping(schema.get("properties", {}), f"{where}.properties")
+        listed = order if isinstance(order, list) else []
+        for name in listed:
+            if name not in properties:
+                raise self.error(
+                    f"{where}.x-myna-resource.field_order",
+                    f"lists field {name!r} that is not among the properties",
+                )
+        names = [*listed, *sorted(properties.keys() - set(listed))]
+        fields: dict[str, FieldSpec] = {}
+        for name in names:
+            prop = dict(self.mapping(properties[name], f"{where}.properties.{name}"))
+            place = f"{where}.properties.{name}.x-myna-field"
+            spec = self.mapping(prop.pop("x-myna-field", {}), place)
+            fields[name] = self.validate(FieldSpec, {**spec, "schema": prop}, place)
+        resource = self.validate(Resource, facts, f"{where}.x-myna-resource")
+        resource.fields = fields
+        return resource
+
+    def operations(self, paths: dict[str, Any]) -> list[Operation]:
+        found: list[tuple[int, Operation]] = []
+        for path, entry in paths.items():
+            entry = self.mapping(entry, f"paths.{path}")
+            for method, body in entry.items():
+                if method not in _METHODS:
+                    continue
+                where = f"paths.{path}.{method}"
+                found.append(self.operation(path, method, self.mapping(body, where), where))
+        found.sort(key=lambda pair: pair[0])
+        return [operation for _, operation in found]
+
+    def operation(
+        self, path: str, method: str, body: dict[str, Any], where: str
+    ) -> tuple[int, Operation]:
+        facts = dict(self.mapping(body.get("x-myna-operation", {}), f"{where}.x-myna-operation"))
+        position = facts.pop("position", 1 << 30)
+        order = facts.pop("response_order", None)
+        written_method = facts.pop("method", method.upper())
+        responses_doc = self.mapping(body.get("responses", {}), f"{where}.responses")
+        statuses = (
+            order
+            if isinstance(order, list)
+            else sorted(key for key in responses_doc if key != "default")
+        )
+        responses = [
+            self.response(status, responses_doc.get(str(status)), f"{where}.responses.{status}")
+            for status in statuses
+        ]
+        request_body = body.get("requestBody")
+        request_schema = None
+        if request_body is not None:
+            content = self.mapping(request_body, f"{where}.requestBody").get("content", {})
+            request_schema = self.mapping(content, f"{where}.requestBody.content").get(JSON, {})
+            request_schema = self.mapping(request_schema, f"{where}.requestBody.content").get(
+                "schema", {}
+            )
+        parameters = [
+            self.parameter(parameter, f"{where}.parameters[{index}]")
+            for index, parameter in enumerate(body.get("parameters") or [])
+        ]
+        data = {
+            **facts,
+            "id": body.get("operationId"),
+            "method": written_method,
+            "path": path,
+            "summary": body.get("summary"),
+            "request_schema": request_schema,
+        }
+        operation = self.validate(Operation, data, f"{where}.x-myna-operation")
+        operation.parameters = parameters
+        operation.responses = responses
+        return (position if isinstance(position, int) else 1 << 30, operation)
+
+    def parameter(self, entry: Any, where: str) -> Parameter:
+        entry = self.mapping(entry, where)
+        facts = dict(self.mapping(entry.get("x-myna-parameter", {}), f"{where}.x-myna-parameter"))
+        optional = facts.pop("optional", False)
+        data = {
+            **facts,
+            "name": entry.get("name"),
+            "location": entry.get("in"),
+            "required": bool(entry.get("required", False)) and not optional,
+            "schema": entry.get("schema", {}),
+        }
+        return self.validate(Parameter, data, where)
+
+    def response(self, status: Any, entry: Any, where: str) -> ResponseSpec:
+        entry = self.mapping(entry, where)
+        content = self.mapping(entry.get("content", {}), f"{where}.content")
+        media = self.mapping(content.get(JSON, {}), f"{where}.content")
+        headers = {
+            name: self.mapping(header, f"{where}.headers.{name}").get("schema", {})
+            for name, header in self.mapping(entry.get("headers", {}), f"{where}.headers").items()
+        }
+        data = {
+            "status": status,
+            "schema": media.get("schema"),
+            "headers": headers,
+            "example": media.get("example"),
+            "evidence": entry.get("x-myna-evidence", {}),
+        }
+        return self.validate(ResponseSpec, data, where)
+
+
+# --- files --------------------------------------------------------------------------------
+
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def dumps(model: ServiceModel) -> str:
+    """The model as YAML text: sorted keys, block style, the same bytes for the same model."""
+    return yaml.dump(
+        to_openapi(model),
+        Dumper=_Dumper,
+        sort_keys=True,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+
+
+def loads(text: str, *, source: str | None = None) -> ServiceModel:
+    """Parse YAML text written by `dumps` (or by hand) into a model."""
+    try:
+        document = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as broken:
+        mark = getattr(broken, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ModelError(f"not valid YAML: {broken}", path=source, line=line) from broken
+    return from_openapi(document, source=source)
+
+
+def save(model: ServiceModel, path: str | Path) -> None:
+    """Write the model to `path` as OpenAPI 3.1 YAML."""
+    Path(path).write_text(dumps(model), encoding="utf-8")
+
+
+def load(path: str | Path) -> ServiceModel:
+    """Read a model file written by `save` (and perhaps reviewed by a person)."""
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as missing:
+        raise ModelError(f"cannot read model file: {missing.strerror}", path=str(target)) from None
+    return loads(text, source=str(target))

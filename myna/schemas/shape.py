@@ -1,0 +1,401 @@
+"""JSON Schemas learned from samples: a streaming accumulator, and a merge of finished schemas.
+
+`Shape` folds JSON values in one at a time, keeping counts (types, formats, distinct strings,
+numeric ranges, key presence) rather than the values, so memory stays bounded however many
+samples arrive. `Shape.schema()` turns those counts into JSON Schema 2020-12. The result does not
+depend on the order samples arrived in. `merge_schemas` combines two finished schemas (used when
+new traces are learned into an existing model); it is commutative and idempotent.
+
+Long arrays are sampled at evenly spaced indices: a 500-record page says little more about the
+record schema than 16 of its records do, and walking all of them would dominate learning time.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from myna.schemas.values import (
+    ID_PATTERNS,
+    JSON_SCHEMA_FORMAT,
+    Format,
+    ValueClass,
+    classify_segment,
+    string_format,
+)
+
+JsonSchema = dict[str, Any]
+
+ARRAY_SAMPLE = 16
+"""Items looked at per array: evenly spaced, always including the first and the last."""
+ENUM_MAX = 12
+"""More distinct values than this is free text or an identifier, not an enumeration."""
+TRACK_MAX = 64
+"""Distinct strings counted per location before counting stops (ids would grow without end)."""
+SAMPLE_MAX = 8
+"""Smallest distinct strings kept per location to test id patterns on."""
+
+_NUMERIC_FORMATS: dict[Format, str] = {
+    "integer-string": "integer",
+    "number-string": "number",
+    "boolean-string": "boolean",
+}
+_PATTERN_FORMATS: dict[Format, str] = {
+    "date-time-space": r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
+    "integer-string": r"-?[0-9]+",
+    "number-string": r"-?[0-9]+(?:\.[0-9]+)?",
+    "boolean-string": r"true|false",
+}
+
+
+class Shape:
+    """Counts describing every value seen at one location of a JSON document."""
+
+    __slots__ = (
+        "arrays",
+        "bools",
+        "count",
+        "floats",
+        "formats",
+        "ints",
+        "items",
+        "max_items",
+        "max_num",
+        "min_num",
+        "nulls",
+        "objects",
+        "overflow",
+        "props",
+        "sample",
+        "strings",
+        "values",
+    )
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.nulls = 0
+        self.bools = 0
+        self.ints = 0
+        self.floats = 0
+        self.strings = 0
+        self.objects = 0
+        self.arrays = 0
+        self.props: dict[str, Shape] = {}
+        self.items: Shape | None = None
+        self.max_items = 0
+        self.values: dict[str, int] = {}
+        self.overflow = False
+        self.formats: dict[Format | None, int] = {}
+        self.sample: list[str] = []
+        self.min_num: float | None = None
+        self.max_num: float | None = None
+
+    def add(self, value: Any) -> None:
+        """Fold one JSON value into the counts."""
+        self.count += 1
+        kind = type(value)
+        if kind is str:
+            self._add_string(value)
+        elif kind is dict:
+            self.objects += 1
+            props = self.props
+            for key, item in value.items():
+                child = props.get(key)
+                if child is None:
+                    child = props[key] = Shape()
+                child.add(item)
+        elif kind is list:
+            self.arrays += 1
+            length = len(value)
+            self.max_items = max(self.max_items, length)
+            if length:
+                items = self.items
+                if items is None:
+                    items = self.items = Shape()
+                for item in sampled(value):
+                    items.add(item)
+        elif kind is bool:
+            self.bools += 1
+        elif kind is int or kind is float:
+            if kind is int:
+                self.ints += 1
+            else:
+                self.floats += 1
+            if self.min_num is None or value < self.min_num:
+                self.min_num = value
+            if self.max_num is None or value > self.max_num:
+                self.max_num = value
+        elif value is None:
+            self.nulls += 1
+
+    def _add_string(self, value: str) -> None:
+        self.strings += 1
+        fmt = string_format(value)
+        self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        sample = self.sample
+        if value and (len(sample) < SAMPLE_MAX or value < sample[-1]):
+            position = bisect.bisect_left(sample, value)
+            if position == len(sample) or sample[position] != value:
+                sample.insert(position, value)
+                del sample[SAMPLE_MAX:]
+        if self.overflow:
+            return
+        values = self.values
+        if value in values:
+            values[value] += 1
+        elif len(values) < TRACK_MAX:
+            values[value] = 1
+        else:
+            self.overflow = True
+            values.clear()
+
+    @property
+    def distinct_strings(self) -> int | None:
+        """Distinct string values seen, or None once there were too many to count."""
+        return None if self.overflow else len(self.values)
+
+    def required(self) -> list[str]:
+        """Keys present in every object seen here."""
+        return sorted(key for key, child in self.props.items() if child.count == self.objects)
+
+    def enum(self) -> dict[str, int] | None:
+        """Observed values with their counts, when they look like a closed set."""
+        if (
+            self.overflow
+            or self.strings == 0
+            or self.ints
+            or self.floats
+            or self.objects
+            or self.bools
+        ):
+            return None
+        distinct = len(self.values)
+        if not 1 <= distinct <= ENUM_MAX or self.strings < 2 * distinct or self.strings < 3:
+            return None
+        if any(fmt in _NOT_ENUM_FORMATS for fmt in self.formats):
+            return None
+        return dict(sorted(self.values.items()))
+
+    def logical_format(self) -> Format | None:
+        """The one format every non-empty string here has, if there is one."""
+        formats = [fmt for fmt in self.formats if fmt != "empty"]
+        if len(formats) == 1:
+            return formats[0]
+        if set(formats) == {"integer-string", "number-string"}:
+            return "number-string"
+        return None
+
+    def id_class(self) -> ValueClass | None:
+        """The id class every sampled string belongs to (hex32, uuid, salesforce ...)."""
+        if not self.sample:
+            return None
+        classes = {classify_segment(value) for value in self.sample}
+        if len(classes) == 1:
+            (only,) = classes
+            if only in ID_PATTERNS and only != "date":
+                return only
+        return None
+
+    def schema(self) -> JsonSchema:
+        """JSON Schema 2020-12 for everything seen here."""
+        branches: list[JsonSchema] = []
+        counts: dict[str, int] = {}
+        if self.strings:
+            branches.append(self._string_schema())
+            counts["string"] = self.strings
+        if self.ints or self.floats:
+            branches.append(self._number_schema())
+            counts["number" if self.floats else "integer"] = self.ints + self.floats
+        if self.bools:
+            branches.append({"type": "boolean"})
+            counts["boolean"] = self.bools
+        if self.objects:
+            branches.append(self._object_schema())
+            counts["object"] = self.objects
+        if self.arrays:
+            branches.append(self._array_schema())
+            counts["array"] = self.arrays
+        if not branches:
+            return {"type": "null"} if self.nulls else {}
+        if len(branches) == 1:
+            only = branches[0]
+            if self.nulls:
+                only["type"] = [only["type"], "null"]
+            return only
+        if self.nulls:
+            branches.append({"type": "null"})
+            counts["null"] = self.nulls
+        # Contradictory samples stay visible: every branch, with how often each type was seen.
+        return {"anyOf": branches, "x-myna-types": dict(sorted(counts.items()))}
+
+    def _string_schema(self) -> JsonSchema:
+        schema: JsonSchema = {"type": "string"}
+        fmt = self.logical_format()
+        pattern: str | None = None
+        if fmt is not None:
+            standard = JSON_SCHEMA_FORMAT.get(fmt)
+            if standard is not None:
+                schema["format"] = standard
+            logical = _NUMERIC_FORMATS.get(fmt)
+            if logical is not None:
+                schema["x-myna-type"] = logical
+            pattern = _PATTERN_FORMATS.get(fmt)
+        if pattern is None:
+            id_class = self.id_class()
+            if id_class is not None:
+                pattern = ID_PATTERNS[id_class][1:-1]
+        if pattern is not None:
+            # Empty strings stand for "no value" in services such as ServiceNow.
+            optional = "?" if "empty" in self.formats else ""
+            schema["pattern"] = f"^(?:{pattern}){optional}$"
+        enum = self.enum()
+        if enum is not None:
+            schema["enum"] = sorted(enum)
+        return schema
+
+    def _number_schema(self) -> JsonSchema:
+        schema: JsonSchema = {"type": "number" if self.floats else "integer"}
+        if self.min_num is not None and self.max_num is not None:
+            schema["minimum"] = self.min_num
+            schema["maximum"] = self.max_num
+        return schema
+
+    def _object_schema(self) -> JsonSchema:
+        schema: JsonSchema = {"type": "object"}
+        if self.props:
+            schema["properties"] = {key: self.props[key].schema() for key in sorted(self.props)}
+            required = self.required()
+            if required:
+                schema["required"] = required
+            if self.props.keys() == {"link", "value"}:
+                schema["x-myna-reference"] = "link_value"
+        return schema
+
+    def _array_schema(self) -> JsonSchema:
+        schema: JsonSchema = {"type": "array"}
+        if self.items is not None:
+            schema["items"] = self.items.schema()
+        return schema
+
+
+_NOT_ENUM_FORMATS: frozenset[Format | None] = frozenset(
+    {"date-time", "date-time-space", "date", "email", "uri", "uuid", "hex32", "number-string"}
+)
+
+
+def sampled(values: list[Any], limit: int = ARRAY_SAMPLE) -> list[Any]:
+    """At most `limit` items at evenly spaced indices (all of them when the list is short)."""
+    length = len(values)
+    if length <= limit:
+        return values
+    last = length - 1
+    return [values[index * last // (limit - 1)] for index in range(limit)]
+
+
+def schema_of(values: list[Any]) -> JsonSchema:
+    """The schema of a batch of samples (a convenience over `Shape`)."""
+    shape = Shape()
+    for value in values:
+        shape.add(value)
+    return shape.schema()
+
+
+# --- merging finished schemas -------------------------------------------------------------
+
+_TYPE_ORDER = ("string", "integer", "number", "boolean", "object", "array", "null")
+
+
+def merge_schemas(left: JsonSchema, right: JsonSchema) -> JsonSchema:
+    """A schema accepting what either accepts, as tightly as the two allow.
+
+    Commutative and idempotent: merging a schema with itself gives it back, and the order of the
+    two arguments does not matter. `{}` (anything) absorbs everything.
+    """
+    if left == right:
+        return left
+    if not left or not right:
+        return {}
+    branches = _branches(left)
+    for kind, branch in _branches(right).items():
+        branches[kind] = _merge_branch(branches[kind], branch) if kind in branches else branch
+    if "integer" in branches and "number" in branches:
+        branches["number"] = _merge_branch(
+            {**branches.pop("integer"), "type": "number"}, branches["number"]
+        )
+    return _assemble(branches)
+
+
+def _branches(schema: JsonSchema) -> dict[str, JsonSchema]:
+    """Split a schema into one single-typed branch per type it allows."""
+    if "anyOf" in schema:
+        found: dict[str, JsonSchema] = {}
+        for branch in schema["anyOf"]:
+            for kind, part in _branches(branch).items():
+                found[kind] = _merge_branch(found[kind], part) if kind in found else part
+        return found
+    kinds = schema.get("type")
+    if kinds is None:
+        return {"any": schema}
+    if isinstance(kinds, str):
+        return {kinds: schema}
+    rest = {key: value for key, value in schema.items() if key != "type"}
+    return {
+        kind: ({"type": "null"} if kind == "null" else {**rest, "type": kind}) for kind in kinds
+    }
+
+
+def _assemble(branches: dict[str, JsonSchema]) -> JsonSchema:
+    if "any" in branches:
+        return {}
+    nullable = branches.pop("null", None) is not None
+    ordered = [branches[kind] for kind in _TYPE_ORDER if kind in branches]
+    if not ordered:
+        return {"type": "null"}
+    if len(ordered) == 1:
+        only = dict(ordered[0])
+        if nullable:
+            only["type"] = [only["type"], "null"]
+        return only
+    if nullable:
+        ordered.append({"type": "null"})
+    return {"anyOf": ordered}
+
+
+def _merge_branch(left: JsonSchema, right: JsonSchema) -> JsonSchema:
+    if left == right:
+        return left
+    merged: JsonSchema = {}
+    for key in sorted(left.keys() | right.keys()):
+        if key not in left or key not in right:
+            # Absent on one side means that side allowed anything for this keyword, except
+            # `properties`, which lists what was seen and grows by union.
+            if key == "properties":
+                merged[key] = dict(left.get(key) or right.get(key) or {})
+            continue
+        mine, theirs = left[key], right[key]
+        if mine == theirs:
+            merged[key] = mine
+        elif key == "properties":
+            merged[key] = {
+                name: merge_schemas(mine[name], theirs[name])
+                if name in mine and name in theirs
+                else mine.get(name, theirs.get(name))
+                for name in sorted(mine.keys() | theirs.keys())
+            }
+        elif key == "required":
+            common = sorted(set(mine) & set(theirs))
+            if common:
+                merged[key] = common
+        elif key == "items":
+            merged[key] = merge_schemas(mine, theirs)
+        elif key == "enum":
+            merged[key] = sorted(set(mine) | set(theirs), key=_enum_order)
+        elif key == "minimum":
+            merged[key] = min(mine, theirs)
+        elif key == "maximum":
+            merged[key] = max(mine, theirs)
+    return merged
+
+
+def _enum_order(value: Any) -> tuple[str, str]:
+    return (type(value).__name__, str(value))
