@@ -1,0 +1,11 @@
+"""Registers the readers that ship with Myna, most specific first (detection order matters)."""
+
+from myna.traces.formats import register_reader
+from myna.traces.har import looks_like_har, read_har
+
+register_reader(
+    "har",
+    read_har,
+    detect=looks_like_har,
+    description="HAR 1.2 from browsers, proxies and Polly.js",
+)

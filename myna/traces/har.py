@@ -1,0 +1,343 @@
+"""HAR 1.2 reader (browsers, proxies, Polly.js), streaming with ijson.
+
+The file is parsed as a stream of JSON events: each `log.entries[i]` is built, converted to an
+`Exchange` and released, so memory depends on the largest entry, not on the file. `log.pages`,
+`log.creator` and Polly's `log._recordingName` are small and are collected on the side.
+
+Sessions: an entry with a `pageref` belongs to the session `<file stem>/<pageref>`; entries without
+one go to the session `<file stem>`. Page titles reach the session metadata when `pages` comes
+before `entries` in the file, as the HAR specification orders them (Polly writes `pages` after
+`entries`, but leaves it empty). Exchange ids are `<file stem>#<entry index>`: stable across runs
+and unique within a file, where Polly's `_id` is not (it hashes the request, so repeats collide).
+
+Entries that are not API traffic are counted in the report and left out: static assets (images,
+fonts, scripts, styles; kept with `include_static`), WebSocket connections and non-HTTP URLs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import ijson
+
+from myna.traces.formats import Peek
+from myna.traces.model import Body, Exchange, Pairs, Session
+from myna.traces.redact import json_may_hold_secrets, redact_json, redact_query_string
+from myna.traces.source import PartBuffer, Source
+
+STATIC_RESOURCE_TYPES = frozenset({"image", "font", "script", "stylesheet", "media", "manifest"})
+STATIC_MIME_PREFIXES = ("image/", "font/", "video/", "audio/")
+STATIC_MIME_TYPES = frozenset(
+    {
+        "text/css",
+        "text/javascript",
+        "application/javascript",
+        "application/x-javascript",
+        "application/ecmascript",
+        "application/font-woff",
+        "application/font-woff2",
+        "application/x-font-ttf",
+        "application/x-font-woff",
+        "application/vnd.ms-fontobject",
+    }
+)
+STATIC_EXTENSIONS = frozenset(
+    {
+        "png", "jpg", "jpeg", "gif", "svg", "ico", "webp", "avif", "bmp",
+        "woff", "woff2", "ttf", "otf", "eot", "css", "js", "mjs", "map",
+    }
+)  # fmt: skip
+
+_ENTRY_PREFIX = "log.entries.item"
+_LOG_KEY = re.compile(r'^\{\s*(?:"[^"]*"\s*:\s*(?:"[^"]*"|[^{\[,]*)\s*,\s*)*"log"\s*:\s*\{')
+
+
+def looks_like_har(peek: Peek) -> bool:
+    """A JSON object whose `log` member is an object (after any scalar members)."""
+    return bool(_LOG_KEY.match(peek.text))
+
+
+def read_har(source: Source) -> Iterator[Session]:
+    """Yield the sessions of one HAR file (see the module docstring for the mapping)."""
+    scan = _LogScan(source)
+    options = source.options
+    buffers: dict[str, PartBuffer] = {}
+    index = -1
+    entries = ijson.items(scan.events(), _ENTRY_PREFIX)
+    while True:
+        try:
+            entry = next(entries)
+        except StopIteration:
+            break
+        except ijson.JSONError as error:
+            raise source.error(
+                f"invalid or truncated JSON near byte {source.file.tell()}: {_first_line(error)}",
+                entry=index + 1,
+            ) from None
+        index += 1
+        if not isinstance(entry, dict):
+            raise source.error("expected an object", entry=index, field=f"log.entries[{index}]")
+        skip = _skip_reason(entry, include_static=options.include_static)
+        if skip:
+            source.report.skipped[skip] += 1
+            continue
+        exchange, size = _exchange(entry, source, index)
+        if not source.admit(exchange, bodies_redacted=True):
+            continue
+        pageref = entry.get("pageref")
+        session_id = f"{source.stem}/{pageref}" if pageref else source.stem
+        buffer = buffers.get(session_id)
+        if buffer is None:
+            buffer = buffers[session_id] = PartBuffer(
+                _session_header(session_id, pageref, scan, source),
+                options.part_events,
+                options.part_bytes,
+            )
+        part = buffer.add(exchange, size)
+        if part is not None:
+            source.report.sessions += buffer.parts_yielded == 1
+            yield part
+    scan.check_complete()
+    for buffer in buffers.values():
+        if buffer.events:
+            source.report.sessions += buffer.parts_yielded == 0
+            yield buffer.flush()
+
+
+class _LogScan:
+    """Passes entry events through to ijson's builder; keeps the small parts of `log` aside."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.saw_log = False
+        self.saw_entries = False
+        self.pages: dict[str, dict[str, Any]] = {}
+        self.creator: dict[str, Any] = {}
+        self.recording: str | None = None
+
+    def events(self) -> Iterator[tuple[str, str, Any]]:
+        builder: ijson.ObjectBuilder | None = None
+        target = ""
+        for prefix, event, value in ijson.parse(self.source.file, use_float=True):
+            if prefix.startswith("log.entries"):
+                if prefix == "log.entries" and event != "end_array":
+                    self._entries_start(event)
+                yield prefix, event, value
+            elif builder is not None:
+                builder.event(event, value)
+                if prefix == target and event == "end_map":
+                    self._keep(target, builder.value)
+                    builder = None
+            elif prefix in ("log.pages.item", "log.creator") and event == "start_map":
+                builder, target = ijson.ObjectBuilder(), prefix
+                builder.event(event, value)
+            elif prefix == "log._recordingName" and event == "string":
+                self.recording = value
+            elif prefix in ("", "log") and event not in ("map_key", "end_map"):
+                self._container(prefix, event)
+
+    def _entries_start(self, event: str) -> None:
+        if event != "start_array":
+            raise self.source.error("expected an array", field="log.entries")
+        self.saw_entries = True
+
+    def _container(self, prefix: str, event: str) -> None:
+        if event != "start_map":
+            what = "the top level" if prefix == "" else "`log`"
+            raise self.source.error(f"not a HAR file: {what} must be a JSON object", field=prefix)
+        self.saw_log = self.saw_log or prefix == "log"
+
+    def _keep(self, target: str, value: Any) -> None:
+        if target == "log.creator":
+            self.creator = value
+        elif isinstance(value.get("id"), str):
+            self.pages[value["id"]] = value
+
+    def check_complete(self) -> None:
+        if not self.saw_log:
+            raise self.source.error("not a HAR file: no `log` object", field="log")
+        if not self.saw_entries:
+            raise self.source.error("HAR has no `log.entries` array", field="log.entries")
+
+
+def _session_header(session_id: str, pageref: Any, scan: _LogScan, source: Source) -> Session:
+    metadata: dict[str, Any] = {"format": "har"}
+    if scan.creator.get("name"):
+        metadata["creator"] = f"{scan.creator['name']} {scan.creator.get('version', '')}".strip()
+    if scan.recording:
+        metadata["recording"] = scan.recording
+    if pageref:
+        metadata["page"] = str(pageref)
+        page = scan.pages.get(str(pageref))
+        if page and page.get("title"):
+            metadata["title"] = page["title"]
+    return Session(id=session_id, source=source.name, metadata=metadata)
+
+
+def _skip_reason(entry: dict[str, Any], *, include_static: bool) -> str | None:
+    request = entry.get("request")
+    url = request.get("url") if isinstance(request, dict) else None
+    if not isinstance(url, str):
+        return None  # malformed: let the conversion name the missing field
+    scheme = url.partition(":")[0].lower()
+    if (
+        scheme in ("ws", "wss")
+        or entry.get("_resourceType") == "websocket"
+        or "_webSocketMessages" in entry
+    ):
+        return "websocket"
+    if scheme not in ("http", "https"):
+        return "non_http"
+    if include_static:
+        return None
+    if entry.get("_resourceType") in STATIC_RESOURCE_TYPES:
+        return "static"
+    response = entry.get("response")
+    content = response.get("content") if isinstance(response, dict) else None
+    mime = content.get("mimeType") if isinstance(content, dict) else None
+    if isinstance(mime, str) and mime:
+        essence = mime.partition(";")[0].strip().lower()
+        if essence in STATIC_MIME_TYPES or essence.startswith(STATIC_MIME_PREFIXES):
+            return "static"
+    last_segment = urlsplit(url).path.rpartition("/")[2]
+    extension = last_segment.rpartition(".")[2].lower() if "." in last_segment else ""
+    return "static" if extension in STATIC_EXTENSIONS else None
+
+
+def _exchange(entry: dict[str, Any], source: Source, index: int) -> tuple[Exchange, int]:
+    where = f"log.entries[{index}]"
+    request = entry.get("request")
+    if not isinstance(request, dict):
+        raise source.error("entry has no request object", entry=index, field=f"{where}.request")
+    response = entry.get("response")
+    if not isinstance(response, dict):
+        raise source.error("entry has no response object", entry=index, field=f"{where}.response")
+    method = request.get("method")
+    url = request.get("url")
+    if not isinstance(method, str) or not method:
+        raise source.error("request has no method", entry=index, field=f"{where}.request.method")
+    if not isinstance(url, str) or not url:
+        raise source.error("request has no url", entry=index, field=f"{where}.request.url")
+    status = response.get("status")
+    if isinstance(status, str) and status.isdigit():
+        status = int(status)
+    if not isinstance(status, int) or isinstance(status, bool):
+        raise source.error(
+            "response has no integer status", entry=index, field=f"{where}.response.status"
+        )
+    request_body, request_size = _request_body(request.get("postData"))
+    response_body, response_size = _response_body(response.get("content"))
+    exchange = Exchange(
+        id=f"{source.stem}#{index}",
+        method=method.upper(),
+        url=url,
+        status=status,
+        query=_query(request.get("queryString"), url),
+        request_headers=_pairs(request.get("headers")),
+        request_body=request_body,
+        response_headers=_pairs(response.get("headers")),
+        response_body=response_body,
+        started_at=_started_at(entry.get("startedDateTime"), source, index),
+        duration_ms=_duration(entry.get("time")),
+    )
+    return exchange, request_size + response_size + 512
+
+
+def _pairs(items: Any) -> Pairs:
+    if not isinstance(items, list):
+        return []
+    return [
+        (str(item.get("name", "")), _text(item.get("value")))
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _query(items: Any, url: str) -> Pairs:
+    if isinstance(items, list) and items:
+        return _pairs(items)
+    _, _, query = url.partition("?")
+    return parse_qsl(query.partition("#")[0], keep_blank_values=True) if query else []
+
+
+def _started_at(value: Any, source: Source, index: int) -> datetime | None:
+    if value is None or value == "":
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise source.error(
+            f"startedDateTime {value!r} is not an ISO 8601 time",
+            entry=index,
+            field=f"log.entries[{index}].startedDateTime",
+        ) from None
+
+
+def _duration(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+def _request_body(post_data: Any) -> tuple[Body, int]:
+    if not isinstance(post_data, dict):
+        return Body(), 0
+    text = post_data.get("text")
+    params = post_data.get("params")
+    if (text is None or text == "") and isinstance(params, list) and params:
+        text = urlencode(_pairs(params))
+    return parse_body(text, post_data.get("mimeType"), post_data.get("encoding"))
+
+
+def _response_body(content: Any) -> tuple[Body, int]:
+    if not isinstance(content, dict):
+        return Body(), 0
+    return parse_body(content.get("text"), content.get("mimeType"), content.get("encoding"))
+
+
+def parse_body(text: Any, mime_type: Any, encoding: Any) -> tuple[Body, int]:
+    """Classify and redact a body given as HAR text; returns it with its size in characters.
+
+    JSON is recognised by parsing, not by trusting the declared type (services answer JSON as
+    `text/plain` and HTML as `application/json`); NaN and Infinity are not JSON and stay text.
+    """
+    mime = mime_type if isinstance(mime_type, str) and mime_type else None
+    if text is None or text == "":
+        return Body(mime_type=mime), 0
+    if not isinstance(text, str):
+        return Body("json", redact_json(text), mime), 256
+    size = len(text)
+    if encoding == "base64":
+        return Body("base64", text, mime), size
+    lead = text.lstrip()[:1]
+    if lead in ("{", "[") or (mime and "json" in mime):
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except ValueError:
+            pass
+        else:
+            if json_may_hold_secrets(text):
+                value = redact_json(value)
+            return Body("json", value, mime), size
+    if mime and "x-www-form-urlencoded" in mime:
+        text = redact_query_string(text)
+    return Body("text", text, mime), size
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

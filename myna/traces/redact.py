@@ -1,0 +1,171 @@
+"""Redaction of credentials, always applied on import.
+
+Credentials in headers (Authorization, Cookie, Set-Cookie, API-key and token headers), in query
+strings and form bodies, in URL user-info and in JSON values under secret-looking keys are replaced
+by `[REDACTED]`. Values already redacted upstream (`[REDACTED]`, `Bearer [REDACTED]`, `****`) are
+kept as they are. The authorization scheme and cookie names are kept because the learning stage
+reads them to infer how the service authenticates; only the secrets themselves go.
+
+All functions are pure over their input except `redact_json`, which edits freshly parsed JSON in
+place: it runs on every imported body, and copying large bodies would double the work.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote_plus
+
+from myna.traces.model import Pairs
+
+REDACTED = "[REDACTED]"
+
+_ALREADY_REDACTED = re.compile(r"redacted|^\*{3,}$|^x{6,}$", re.IGNORECASE)
+
+_SECRET_KEYS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "authorization",
+        "proxyauthorization",
+        "cookie",
+        "setcookie",
+        "sessionid",
+        "sid",
+        "signature",
+        "assertion",
+        "clientassertion",
+        "privatekey",
+        "subscriptionkey",
+    }
+)
+_SECRET_SUFFIXES = (
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "sessionid",
+    "privatekey",
+    "signature",
+    "subscriptionkey",
+)
+# Pagination cursors end in "token" but carry no credential, and the learning stage needs them to
+# recognise how a service pages.
+_CURSOR_SUFFIXES = ("pagetoken", "continuationtoken", "synctoken", "nexttoken", "cursortoken")
+
+# A cheap pre-check over raw JSON text: only bodies that mention one of these fragments are walked.
+_MAY_HOLD_SECRET = re.compile(
+    r"pass|pwd|secret|token|key|auth|cookie|session|sid|signature|assertion", re.IGNORECASE
+)
+_QUERY_PARAM = re.compile(r"(?:^|(?<=[&;]))([^=&;]+)=([^&;]*)")
+_URL_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:?#]*):([^/@?#]*)@")
+
+
+@lru_cache(maxsize=4096)
+def is_secret_key(name: str) -> bool:
+    """Whether a header, query or JSON key names a credential (`client_secret`, `X-Api-Key`)."""
+    normal = "".join(char for char in name.lower() if char.isalnum())
+    if normal.startswith("x") and normal[1:] in _SECRET_KEYS:
+        return True
+    if normal in _SECRET_KEYS:
+        return True
+    return normal.endswith(_SECRET_SUFFIXES) and not normal.endswith(_CURSOR_SUFFIXES)
+
+
+def is_redacted(value: str) -> bool:
+    """Whether a value was already redacted upstream (kept as it is, never redacted twice)."""
+    return bool(_ALREADY_REDACTED.search(value))
+
+
+def redact_header(name: str, value: str) -> str:
+    """Redact one header value if its name marks it as a credential."""
+    if not is_secret_key(name) or is_redacted(value):
+        return value
+    lower = name.lower()
+    if lower in ("authorization", "proxy-authorization"):
+        scheme, space, _ = value.partition(" ")
+        return f"{scheme} {REDACTED}" if space and scheme.isalpha() else REDACTED
+    if lower == "cookie":
+        names = (part.split("=", 1)[0].strip() for part in value.split(";") if part.strip())
+        return "; ".join(f"{cookie}={REDACTED}" for cookie in names)
+    if lower == "set-cookie":
+        first, sep, attributes = value.partition(";")
+        cookie = first.split("=", 1)[0].strip()
+        return f"{cookie}={REDACTED}{sep}{attributes}"
+    return REDACTED
+
+
+def redact_headers(headers: Pairs) -> Pairs:
+    return [(name, redact_header(name, value)) for name, value in headers]
+
+
+def redact_pairs(pairs: Pairs) -> Pairs:
+    """Redact decoded query-string or form pairs."""
+    return [
+        (name, REDACTED if is_secret_key(name) and not is_redacted(value) else value)
+        for name, value in pairs
+    ]
+
+
+def redact_query_string(query: str) -> str:
+    """Redact secret parameters in a raw `a=1&token=x` string, leaving the rest byte for byte."""
+    if "=" not in query or not _MAY_HOLD_SECRET.search(query):
+        return query
+    return _QUERY_PARAM.sub(_redact_raw_param, query)
+
+
+def _redact_raw_param(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    if is_secret_key(unquote_plus(name)) and not is_redacted(unquote_plus(value)):
+        return f"{name}={REDACTED}"
+    return match.group(0)
+
+
+def redact_url(url: str) -> str:
+    """Redact a password in the URL's user-info and secret query parameters."""
+    if "@" in url:
+        userinfo = _URL_USERINFO.match(url)
+        if userinfo and not is_redacted(userinfo.group(2)):
+            url = f"{userinfo.group(1)}:{REDACTED}@{url[userinfo.end() :]}"
+    base, question, rest = url.partition("?")
+    if not question:
+        return url
+    query, hash_mark, fragment = rest.partition("#")
+    return f"{base}?{redact_query_string(query)}{hash_mark}{fragment}"
+
+
+def json_may_hold_secrets(text: str) -> bool:
+    """Cheap test on raw JSON text; `False` means `redact_json` would change nothing."""
+    return bool(_MAY_HOLD_SECRET.search(text))
+
+
+def redact_json(value: Any) -> Any:
+    """Redact scalar values under secret keys anywhere in a parsed JSON value (in place).
+
+    `null` and booleans under a secret key stay (they reveal nothing and keep the shape), and
+    objects or arrays under one are walked rather than wiped.
+    """
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list):
+                redact_json(item)
+            elif is_secret_key(key) and _is_redactable_scalar(item):
+                value[key] = REDACTED
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict | list):
+                redact_json(item)
+    return value
+
+
+def _is_redactable_scalar(item: object) -> bool:
+    if isinstance(item, str):
+        return bool(item) and not is_redacted(item)
+    return isinstance(item, int | float) and not isinstance(item, bool)

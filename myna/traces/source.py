@@ -1,0 +1,134 @@
+"""The shell every reader shares: one open input file, and what happens to each event read from it.
+
+A reader turns bytes into events; `Source.admit` then applies, in order, the user's filters, the
+always-on redaction and the optional pseudonymisation, and counts what it dropped. `PartBuffer`
+cuts long sessions into bounded parts so that memory stays flat whatever the file size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from myna.errors import TraceFormatError
+from myna.traces.model import Event, Exchange, Session, ToolCall
+from myna.traces.options import ReadOptions, ReadReport
+from myna.traces.pseudonymise import Pseudonymiser
+from myna.traces.redact import redact_headers, redact_json, redact_pairs, redact_url
+
+
+@dataclass(slots=True)
+class Source:
+    """One input file being read, with the options and report of the whole read."""
+
+    path: Path
+    file: BinaryIO
+    options: ReadOptions
+    report: ReadReport
+    pseudonymiser: Pseudonymiser | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.path)
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    def error(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        entry: int | None = None,
+        field: str | None = None,
+    ) -> TraceFormatError:
+        return TraceFormatError(message, file=self.name, line=line, entry=entry, field=field)
+
+    def admit(self, event: Event, *, bodies_redacted: bool = False) -> bool:
+        """Filter, redact and pseudonymise `event` in place; `False` if a filter dropped it.
+
+        `bodies_redacted` tells that the reader already redacted the bodies while parsing them
+        (the HAR reader does, where a cheap test on the raw text avoids most walks).
+        """
+        filters = self.options.filters
+        if filters.active and not filters.keeps(event):
+            self.report.skipped["filtered"] += 1
+            return False
+        if isinstance(event, Exchange):
+            _redact_exchange(event, bodies_redacted=bodies_redacted)
+            if self.pseudonymiser:
+                self.pseudonymiser.exchange(event)
+        elif isinstance(event, ToolCall):
+            event.arguments = redact_json(event.arguments)
+            event.result = redact_json(event.result)
+            if self.pseudonymiser:
+                self.pseudonymiser.tool_call(event)
+        elif self.pseudonymiser:
+            self.pseudonymiser.message(event)
+        self._note_time(event)
+        self.report.events += 1
+        return True
+
+    def _note_time(self, event: Event) -> None:
+        moment = event.started_at
+        if moment is None:
+            return
+        report = self.report
+        try:
+            if report.first_event_at is None or moment < report.first_event_at:
+                report.first_event_at = moment
+            if report.last_event_at is None or moment > report.last_event_at:
+                report.last_event_at = moment
+        except TypeError:
+            # A naive timestamp cannot be ordered against an aware one; the span then stays
+            # what the aware timestamps say rather than guessing a zone.
+            return
+
+
+def _redact_exchange(exchange: Exchange, *, bodies_redacted: bool) -> None:
+    exchange.url = redact_url(exchange.url)
+    exchange.query = redact_pairs(exchange.query)
+    exchange.request_headers = redact_headers(exchange.request_headers)
+    exchange.response_headers = redact_headers(exchange.response_headers)
+    if not bodies_redacted:
+        for body in (exchange.request_body, exchange.response_body):
+            if body.kind == "json":
+                body.value = redact_json(body.value)
+
+
+@dataclass(slots=True)
+class PartBuffer:
+    """Events of one session waiting to be yielded, cut into parts at the configured bounds."""
+
+    header: Session
+    max_events: int
+    max_bytes: int
+    events: list[Event] = field(default_factory=list)
+    size: int = 0
+    parts_yielded: int = 0
+
+    def add(self, event: Event, size: int) -> Session | None:
+        """Add an event of roughly `size` bytes; returns a full part when one is ready."""
+        self.events.append(event)
+        self.size += size
+        if len(self.events) >= self.max_events or self.size >= self.max_bytes:
+            return self.flush()
+        return None
+
+    def flush(self) -> Session:
+        header = self.header
+        part = Session(
+            id=header.id,
+            events=self.events,
+            task=header.task,
+            outcome=header.outcome,
+            feedback=header.feedback,
+            source=header.source,
+            metadata=dict(header.metadata),
+        )
+        self.events = []
+        self.size = 0
+        self.parts_yielded += 1
+        return part
