@@ -103,12 +103,23 @@ def sort_records(
     # Stable sorts applied from the least to the most significant key give a multi-key order
     # with a direction per key.
     for key in reversed(order_by):
-        ordered.sort(key=_sort_key_of(key.field, context), reverse=key.descending)
+        ordered.sort(key=_sort_key_of(key, context), reverse=key.descending)
     return ordered
 
 
-def _sort_key_of(name: str, context: Context) -> Callable[[Record], tuple[int, Any, str]]:
-    return lambda record: sort_key(field_value(record, name, context))
+def _sort_key_of(
+    key: SortKey, context: Context
+) -> Callable[[Record], tuple[int, tuple[int, Any, str]]]:
+    nulls_first = key.descending if key.nulls_first is None else key.nulls_first
+    # Under a reversed sort the largest flag comes first, so the flag that puts empty values
+    # first depends on the direction.
+    empty_flag = int(nulls_first == key.descending)
+
+    def of(record: Record) -> tuple[int, tuple[int, Any, str]]:
+        typed = sort_key(field_value(record, key.field, context))
+        return (empty_flag if typed[0] == _EMPTY_RANK else 1 - empty_flag), typed
+
+    return of
 
 
 def project(record: Record, fields: Sequence[str], context: Context) -> Record:
@@ -280,7 +291,20 @@ def _like(value: Any, expected: Any) -> bool:
 
 @lru_cache(maxsize=1024)
 def _like_pattern(pattern: str) -> re.Pattern[str]:
-    parts = ("." if ch == "_" else ".*" if ch == "%" else re.escape(ch) for ch in pattern)
+    """A SQL LIKE pattern as a regular expression: `%` any run, `_` one character, and a
+    backslash makes the next character literal."""
+    parts: list[str] = []
+    escaped = False
+    for ch in pattern:
+        if escaped:
+            parts.append(re.escape(ch))
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        else:
+            parts.append("." if ch == "_" else ".*" if ch == "%" else re.escape(ch))
+    if escaped:
+        parts.append(re.escape("\\"))
     return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
 
 

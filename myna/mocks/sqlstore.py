@@ -318,11 +318,17 @@ class SqlTransaction:
         """Every visible record of a resource with its id (shared objects: do not mutate)."""
         cursor = self._cursor
         cursor.execute(self._store._sql.overlay_list, (self._world, resource))
-        overlay = {record_id: data for record_id, data in cursor.fetchall()}
+        overlay: dict[str, str | None] = dict(cursor.fetchall())
+        # A changed base record keeps its place; records new to this world follow in the
+        # order they were written.
         if self._base is not None:
             for record_id, record in self._base.items(resource):
                 if record_id not in overlay:
                     yield record_id, record
+                    continue
+                text = overlay.pop(record_id)
+                if text is not None:
+                    yield record_id, json.loads(text)
         for record_id, data in overlay.items():
             if data is not None:
                 yield record_id, json.loads(data)

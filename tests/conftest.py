@@ -1,0 +1,86 @@
+"""Fixtures shared by every stage's tests: database URLs for the mock store.
+
+`store_url` runs a test once on SQLite (a file in the test's temporary directory) and once on
+PostgreSQL. PostgreSQL comes from `MYNA_TEST_POSTGRES_URL` (default: a local server); each test
+gets its own schema, selected through the connection's `search_path`, so parallel runs never see
+each other's tables. When the server is unreachable the PostgreSQL case is skipped, except under
+CI (`CI=true`), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def postgres_base_url() -> str:
+    return os.environ.get("MYNA_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+
+
+@cache
+def _postgres_unreachable(url: str) -> str | None:
+    """Why the server cannot be used, or None when it answers."""
+    engine = sa.create_engine(url, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as connection:
+            connection.execute(sa.text("SELECT 1"))
+    except (sa.exc.OperationalError, sa.exc.InterfaceError) as error:
+        return str(error).splitlines()[0]
+    finally:
+        engine.dispose()
+    return None
+
+
+def _require_postgres(url: str) -> None:
+    reason = _postgres_unreachable(url)
+    if reason is None:
+        return
+    message = f"PostgreSQL at {sa.make_url(url).render_as_string()} is unreachable: {reason}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL URL whose connections work in a fresh schema, dropped afterwards."""
+    base = postgres_base_url()
+    _require_postgres(base)
+    schema = f"myna_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base)
+    try:
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        url = sa.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+        yield url.render_as_string(hide_password=False)
+        with admin.begin() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A SQLite file of the test's own (a file, so that two stores can share it)."""
+    return f"sqlite:///{tmp_path / 'myna.db'}"
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+    ]
+)
+def store_url(request: pytest.FixtureRequest) -> str:
+    """A database URL for the mock store: each test runs on SQLite and on PostgreSQL."""
+    fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
+    url: str = request.getfixturevalue(fixture)
+    return url
