@@ -1,0 +1,266 @@
+"""Collects the reference entities readers meet, with stable ids, and assembles the history.
+
+Readers hand raw source values to `HistoryBuilder`; it normalises them, gives each entity one
+record and one sys_id however often it recurs, pseudonymises people when asked, and notes in the
+report what it had to keep verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import datetime
+
+from myna.itsm.importers.model import (
+    Category,
+    ChangeRequest,
+    ConfigurationItem,
+    Group,
+    ImportReport,
+    Incident,
+    IncidentHistory,
+    Location,
+    Problem,
+    SourceFormat,
+    User,
+    stable_sys_id,
+)
+from myna.itsm.importers.values import clean
+from myna.itsm.pseudonymise import Pseudonymiser
+
+_SYS_ID = re.compile(r"[0-9a-f]{32}")
+_DIGITS = re.compile(r"(\d+)\s*$")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def is_sys_id(value: str) -> bool:
+    return _SYS_ID.fullmatch(value) is not None
+
+
+def _entity_id(table: str, name: str) -> str:
+    return name if is_sys_id(name) else stable_sys_id(table, name.casefold())
+
+
+def task_number(prefix: str, source_key: str) -> str | None:
+    """`source_key` as a ServiceNow task number (INC0000045, PRB0000002), when it ends in digits."""
+    if re.fullmatch(rf"{prefix}\d{{7,}}", source_key):
+        return source_key
+    match = _DIGITS.search(source_key)
+    return f"{prefix}{int(match[1]):07d}" if match else None
+
+
+class HistoryBuilder:
+    def __init__(
+        self,
+        source: str,
+        format: SourceFormat,
+        report: ImportReport,
+        pseudonymiser: Pseudonymiser | None = None,
+    ) -> None:
+        self.source = source
+        self.format = format
+        self.report = report
+        self.pseudonymiser = pseudonymiser
+        self.users: dict[str, User] = {}
+        self.groups: dict[str, Group] = {}
+        self.locations: dict[str, Location] = {}
+        self.cis: dict[str, ConfigurationItem] = {}
+        self.categories: dict[str, set[str]] = {}
+        self.problems: dict[str, Problem] = {}
+        self.changes: dict[str, ChangeRequest] = {}
+        self.memberships: set[tuple[str, str]] = set()
+        self.incidents: list[Incident] = []
+        self._user_keys: dict[str, str] = {}
+        self._numbers: dict[str, str] = {}
+        self._taken: set[str] = set()
+
+    def user(
+        self, raw: str | None, role: str, *, line: int, column: str, sys_id: str | None = None
+    ) -> str | None:
+        """The sys_id of the person `raw` names, creating the user on first sight.
+
+        `sys_id` is the source's own id for the person, kept unless people are pseudonymised
+        (a source id would link the pseudonym back to the source instance).
+        """
+        label = clean(raw)
+        if label is None:
+            return None
+        identity = label.casefold()
+        known = self._user_keys.get(identity)
+        if known is None:
+            user = self._new_user(label, line=line, column=column, source_id=sys_id)
+            known = user.sys_id
+            self._user_keys[identity] = known
+            self.users[known] = user
+        user = self.users[known]
+        if role not in user.roles:
+            self.users[known] = replace(user, roles=user.roles | {role})
+        return known
+
+    def _new_user(self, label: str, *, line: int, column: str, source_id: str | None) -> User:
+        if self.pseudonymiser is not None:
+            persona = self.pseudonymiser.persona(label)
+            return User(
+                sys_id=stable_sys_id("sys_user", persona.key),
+                key=persona.key,
+                name=persona.name,
+                user_name=persona.user_name,
+                email=persona.email,
+                first_name=persona.first_name,
+                last_name=persona.last_name,
+                roles=frozenset(),
+            )
+        if is_sys_id(label):
+            self.report.add(
+                line, column, label, "kept_verbatim", "reference given as a sys_id without a name"
+            )
+            sys_id, user_name, first, last = label, label, "", label
+        else:
+            sys_id = source_id or stable_sys_id("sys_user", label.casefold())
+            if " " in label:
+                first, _, last = label.partition(" ")
+                user_name = _NOT_ALNUM.sub(".", label.lower()).strip(".")
+            else:
+                first, last, user_name = "", label, label.lower()
+        return User(
+            sys_id=sys_id,
+            key=label,
+            name=label,
+            user_name=user_name,
+            email=f"{user_name}@example.com",
+            first_name=first,
+            last_name=last,
+            roles=frozenset(),
+        )
+
+    def group(self, raw: str | None, *, sys_id: str | None = None) -> str | None:
+        name = clean(raw)
+        if name is None:
+            return None
+        sys_id = sys_id or _entity_id("sys_user_group", name)
+        if sys_id not in self.groups:
+            self.groups[sys_id] = Group(sys_id, name, name)
+        return sys_id
+
+    def location(self, raw: str | None, *, sys_id: str | None = None) -> str | None:
+        name = clean(raw)
+        if name is None:
+            return None
+        sys_id = sys_id or _entity_id("cmn_location", name)
+        if sys_id not in self.locations:
+            self.locations[sys_id] = Location(sys_id, name, name)
+        return sys_id
+
+    def ci(
+        self,
+        raw: str | None,
+        *,
+        ci_class: str = "cmdb_ci",
+        category: str | None = None,
+        subcategory: str | None = None,
+        sys_id: str | None = None,
+    ) -> str | None:
+        name = clean(raw)
+        if name is None:
+            return None
+        sys_id = sys_id or _entity_id("cmdb_ci", name)
+        if sys_id not in self.cis:
+            self.cis[sys_id] = ConfigurationItem(
+                sys_id, name, name, ci_class, category, subcategory
+            )
+        return sys_id
+
+    def category(self, raw: str | None, subcategory: str | None) -> str | None:
+        name = clean(raw)
+        if name is None:
+            return None
+        subs = self.categories.setdefault(name, set())
+        if subcategory is not None:
+            subs.add(subcategory)
+        return name
+
+    def problem(self, raw: str | None, *, line: int, column: str) -> str | None:
+        key = clean(raw)
+        if key is None:
+            return None
+        sys_id = _entity_id("problem", key)
+        if sys_id not in self.problems:
+            number = self._number("PRB", key, line=line, column=column)
+            self.problems[sys_id] = Problem(sys_id, key, number)
+        return sys_id
+
+    def change(self, raw: str | None, *, line: int, column: str) -> str | None:
+        key = clean(raw)
+        if key is None:
+            return None
+        sys_id = _entity_id("change_request", key)
+        if sys_id not in self.changes:
+            number = self._number("CHG", key, line=line, column=column)
+            self.changes[sys_id] = ChangeRequest(sys_id, key, number)
+        return sys_id
+
+    def put_problem(self, problem: Problem) -> None:
+        self.problems[problem.sys_id] = problem
+
+    def put_change(self, change: ChangeRequest) -> None:
+        self.changes[change.sys_id] = change
+
+    def _number(self, prefix: str, key: str, *, line: int, column: str) -> str:
+        """A task number for `key`, unique within the import; sequence numbers as a last resort."""
+        known = self._numbers.get(f"{prefix}:{key}")
+        if known is not None:
+            return known
+        number = None if is_sys_id(key) else task_number(prefix, key)
+        if number is None or number in self._taken:
+            number = f"{prefix}{9_000_000 + len(self._numbers):07d}"
+            self.report.add(
+                line,
+                column,
+                key,
+                "kept_verbatim",
+                f"no unique {prefix} number in the source value; numbered {number} and kept the "
+                "value as correlation_id",
+            )
+        self._numbers[f"{prefix}:{key}"] = number
+        self._taken.add(number)
+        return number
+
+    def incident_number(self, source_key: str, *, line: int, column: str) -> str:
+        return self._number("INC", source_key, line=line, column=column)
+
+    def member(self, group: str | None, user: str | None) -> None:
+        if group is not None and user is not None:
+            self.memberships.add((group, user))
+
+    def scrub(self, text: str | None) -> str | None:
+        if text is None or self.pseudonymiser is None:
+            return text
+        return self.pseudonymiser.scrub(text)
+
+    def add(self, incident: Incident) -> None:
+        self.incidents.append(incident)
+
+    def build(self, metadata: dict[str, str] | None = None) -> IncidentHistory:
+        self.report.incidents = len(self.incidents)
+        return IncidentHistory(
+            source=self.source,
+            format=self.format,
+            incidents=tuple(self.incidents),
+            users=self.users,
+            groups=self.groups,
+            locations=self.locations,
+            cis=self.cis,
+            categories={
+                name: Category(name, frozenset(subs)) for name, subs in self.categories.items()
+            },
+            problems=self.problems,
+            changes=self.changes,
+            memberships=frozenset(self.memberships),
+            metadata=dict(metadata or {}),
+            pseudonymised=self.pseudonymiser is not None,
+        )
+
+
+def earliest(*times: datetime | None) -> datetime | None:
+    present = [t for t in times if t is not None]
+    return min(present) if present else None

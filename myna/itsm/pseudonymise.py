@@ -1,0 +1,98 @@
+"""Pseudonymisation of the people in imported ticket data.
+
+A keyed HMAC-SHA256 of a person's source identity seeds Faker, so the same person gets the same
+fake name and e-mail everywhere in the dataset (and in any other dataset imported with the same
+key), while nobody without the key can link a pseudonym back to the person, not even by hashing a
+list of candidate names, which an unkeyed hash would allow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from faker import Faker
+
+__all__ = ["Persona", "Pseudonymiser"]
+
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Persona:
+    key: str
+    """Hex HMAC of the identity: a stable, unlinkable key to derive record ids from."""
+    first_name: str
+    last_name: str
+    user_name: str
+    email: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.first_name} {self.last_name}"
+
+
+def _ascii_slug(text: str) -> str:
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return _NOT_ALNUM.sub("", folded)
+
+
+class Pseudonymiser:
+    """Maps each person's source identity to a consistent fake persona.
+
+    Identities compare case- and blank-insensitively ("Abel  Tuter" is "abel tuter"), because
+    exports spell the same reference differently from column to column.
+    """
+
+    def __init__(self, key: str | bytes, *, domain: str = "example.com") -> None:
+        if not key:
+            raise ValueError("a pseudonymisation key must not be empty")
+        self._key = key.encode() if isinstance(key, str) else key
+        self._domain = domain
+        self._faker = Faker("en_US")
+        self._personas: dict[str, Persona] = {}
+        self._originals: dict[str, str] = {}
+        self._pattern: re.Pattern[str] | None = None
+
+    def persona(self, identity: str) -> Persona:
+        normalised = " ".join(identity.split()).casefold()
+        known = self._personas.get(normalised)
+        if known is not None:
+            return known
+        digest = hmac.new(self._key, normalised.encode(), hashlib.sha256).digest()
+        self._faker.seed_instance(int.from_bytes(digest[:8], "big"))
+        first, last = self._faker.first_name(), self._faker.last_name()
+        # Four digits from the digest keep user names unique among people whom Faker gives the
+        # same name (ServiceNow requires unique user names).
+        suffix = int.from_bytes(digest[8:12], "big") % 10000
+        user_name = f"{_ascii_slug(first)}.{_ascii_slug(last)}{suffix:04d}"
+        persona = Persona(
+            key=digest.hex(),
+            first_name=first,
+            last_name=last,
+            user_name=user_name,
+            email=f"{user_name}@{self._domain}",
+        )
+        self._personas[normalised] = persona
+        self._originals[identity.casefold()] = persona.name
+        self._pattern = None
+        return persona
+
+    def scrub(self, text: str) -> str:
+        """`text` with every original identity seen so far replaced by its pseudonym's name.
+
+        Free text (descriptions, notes) often names the caller; only identities this
+        pseudonymiser has already mapped can be recognised.
+        """
+        # Very short identities ("al", "it") would match inside ordinary words' neighbours.
+        names = sorted((o for o in self._originals if len(o) > 2), key=len, reverse=True)
+        if not names or not text:
+            return text
+        if self._pattern is None:
+            alternatives = "|".join(re.escape(name) for name in names)
+            self._pattern = re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
+        originals = self._originals
+        return self._pattern.sub(lambda match: originals.get(match[0].casefold(), match[0]), text)
