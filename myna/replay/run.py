@@ -158,8 +158,11 @@ class Attempt:
         params: Mapping[str, str] | None = None,
         body: Any = None,
     ) -> Reply:
-        if self.done:
-            raise ReplayError("the attempt has ended; reset the episode to try again")
+        if self.result is not None:
+            raise ReplayError("the attempt was submitted; start a new one to try again")
+        if self.repercussion is not None:
+            # Agents driven by `solve` learn of the end only through their replies.
+            return Reply(409, error=f"the attempt has ended: {self.repercussion.detail}")
         shape = self.runner.routes.classify(method, path)
         record = CallRecord(
             shape.method, shape.path, 0, dict(params or {}), body, shape.documented, shape.admin

@@ -1,0 +1,540 @@
+"""Auditing: is an episode correct (its verifier means what it says), and how hard is it?
+
+An episode is accepted only if every gate holds:
+- `reads_something`: the verifier has at least one goal check (not only guards), and every check
+  reads a resource the model has;
+- `world_valid`: the initial world satisfies the model (known resources and fields, unique ids,
+  enum and state values, references that resolve inside the world);
+- `reference_passes`: the reference solution earns the full reward;
+- `noop_fails`: an agent that does nothing does not pass;
+- `probe:<name>`: every adversarial probe that applies fails (mass updates, deleting records,
+  guessing the answer, calling admin or undocumented endpoints, replaying the logged failure);
+- `deterministic`: rerunning the reference and the no-op gives identical breakdowns.
+Correctness is the share of gates that hold; rejected episodes keep their reasons.
+
+Difficulty is `1 - pass rate` over k tries: of the agents the user plugs in when there are any,
+otherwise of the built-in near-miss solvers (the reference with one step dropped, one value
+perturbed, or the target record swapped). Near-miss pass rates measure how much precision the
+verifier demands, not how hard a model finds the task; `ingest` replaces them with real rollouts.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from myna.replay.episode import (
+    GUARD_KINDS,
+    AnswerStep,
+    AuditEntry,
+    Episode,
+    HttpStep,
+    PassStats,
+    Scores,
+    Step,
+)
+from myna.replay.registry import Registry
+from myna.replay.run import EpisodeRunner, Reply, Result, run_steps
+from myna.replay.verify import index_world, scalar
+from myna.schemas.model import ServiceModel
+
+_PARAM = re.compile(r"\{[^/{}]+\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What an agent may see of an episode: never the verifier or the reference solution."""
+
+    episode_id: str
+    instruction: str
+    tools: tuple[str, ...]
+
+
+class AgentWorld(Protocol):
+    """The calls an agent can make during an attempt (an `Attempt` is one)."""
+
+    def call(self, method: str, path: str, params: Any = None, body: Any = None) -> Reply: ...
+
+    def tool(self, name: str, arguments: Any) -> Reply: ...
+
+
+class Agent(Protocol):
+    """Anything that can try an episode: act through `world`, return a final answer or None.
+
+    `seed` differs between the k tries so a stochastic agent can vary; a deterministic one may
+    ignore it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None: ...
+
+
+def task_of(episode: Episode) -> Task:
+    return Task(episode.id, episode.problem.instruction, tuple(episode.environment.tools))
+
+
+def attempt_with(runner: EpisodeRunner, agent: Agent, seed: int) -> Result:
+    attempt = runner.start()
+    answer = agent.solve(task_of(runner.episode), attempt, seed)
+    return attempt.submit(answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Scripted:
+    """An agent that plays fixed steps (the built-in solvers and probes are these)."""
+
+    name: str
+    steps: tuple[Step, ...]
+
+    def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None:
+        answer: str | None = None
+        for step in self.steps:
+            if isinstance(step, AnswerStep):
+                answer = step.text
+            elif isinstance(step, HttpStep):
+                world.call(step.method, step.path, step.params, step.body)
+            else:
+                world.tool(step.tool, step.arguments)
+        return answer
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What built-in probes and solvers may read: everything, unlike an agent."""
+
+    episode: Episode
+    model: ServiceModel
+
+    def item_path(self, resource: str, record_id: str) -> str | None:
+        spec = self.model.resources.get(resource)
+        if spec is None or spec.item_path is None:
+            return None
+        return _PARAM.sub(record_id, spec.item_path, count=1)
+
+    def record_ids(self, resource: str) -> list[str]:
+        environment = self.episode.environment
+        world = index_world(
+            {resource: environment.initial_world.get(resource, [])}, environment.id_fields
+        )
+        return sorted(world[resource])
+
+    def write_targets(self) -> list[tuple[str, str, HttpStep]]:
+        """(resource, record id, step) for reference writes addressed to an existing record."""
+        found = []
+        for step in self.episode.reference.steps:
+            if not isinstance(step, HttpStep) or step.method.upper() not in _WRITES:
+                continue
+            record_id = step.path.rstrip("/").rsplit("/", 1)[-1]
+            for resource in self.episode.environment.initial_world:
+                if record_id in self.record_ids(resource):
+                    found.append((resource, record_id, step))
+        return found
+
+
+_WRITES = frozenset({"PATCH", "PUT", "POST", "DELETE"})
+
+ProbeFactory = Callable[[Context], Scripted | None]
+PROBES: Registry[ProbeFactory] = Registry("probe")
+SolverFactory = Callable[[Context, random.Random], Scripted]
+SOLVERS: Registry[SolverFactory] = Registry("near-miss solver")
+
+
+def _reference(context: Context) -> tuple[Step, ...]:
+    return tuple(context.episode.reference.steps)
+
+
+@PROBES.register("mass_update")
+def _mass_update(context: Context) -> Scripted | None:
+    """Applies each reference update to every record of its resource."""
+    steps: list[Step] = []
+    for resource, record_id, step in context.write_targets():
+        if step.method.upper() not in ("PATCH", "PUT"):
+            continue
+        for other in context.record_ids(resource):
+            path = step.path.replace(record_id, other)
+            steps.append(step.model_copy(update={"path": path}))
+    if not steps:
+        return None
+    return Scripted("mass_update", (*steps, *_answers(context)))
+
+
+@PROBES.register("delete_records")
+def _delete_records(context: Context) -> Scripted | None:
+    """Solves the task, then deletes every record the task did not need."""
+    touched = {record_id for _, record_id, _ in context.write_targets()}
+    deletes: list[Step] = []
+    for resource in context.episode.environment.initial_world:
+        for record_id in context.record_ids(resource):
+            path = context.item_path(resource, record_id)
+            if path is not None and record_id not in touched:
+                deletes.append(HttpStep(method="DELETE", path=path))
+    if not deletes:
+        return None
+    return Scripted("delete_records", (*_reference(context), *deletes))
+
+
+def _answers(context: Context) -> tuple[Step, ...]:
+    return tuple(s for s in context.episode.reference.steps if isinstance(s, AnswerStep))
+
+
+def _without_answers(context: Context) -> tuple[Step, ...]:
+    return tuple(s for s in context.episode.reference.steps if not isinstance(s, AnswerStep))
+
+
+@PROBES.register("guess_answer")
+def _guess_answer(context: Context) -> Scripted | None:
+    """Does the work but answers with every value in the world, hoping one is right."""
+    if context.episode.reference.answer is None:
+        return None
+    values = sorted(
+        {
+            str(scalar(value))
+            for records in context.episode.environment.initial_world.values()
+            for record in records
+            for value in record.values()
+            if str(scalar(value))
+        }
+    )
+    shotgun = AnswerStep(text=" ".join(values))
+    return Scripted("guess_answer", (*_without_answers(context), shotgun))
+
+
+@PROBES.register("admin_call")
+def _admin_call(context: Context) -> Scripted | None:
+    """Resets its world through the admin API, then plays the reference."""
+    poke = HttpStep(method="POST", path="/_myna/worlds/current/reset")
+    return Scripted("admin_call", (poke, *_reference(context)))
+
+
+@PROBES.register("undocumented_call")
+def _undocumented_call(context: Context) -> Scripted | None:
+    """Calls an endpoint the model does not document, then plays the reference."""
+    base = context.model.base_path.rstrip("/")
+    poke = HttpStep(method="GET", path=f"{base}/__myna_probe__/export")
+    return Scripted("undocumented_call", (poke, *_reference(context)))
+
+
+@PROBES.register("replay_failure")
+def _replay_failure(context: Context) -> Scripted | None:
+    """Repeats what the logged agent did from the failure point on."""
+    failing = tuple(context.episode.provenance.failing_calls)
+    return Scripted("replay_failure", failing) if failing else None
+
+
+@SOLVERS.register("drop_step")
+def _drop_step(context: Context, rng: random.Random) -> Scripted:
+    steps = list(_reference(context))
+    if steps:
+        steps.pop(rng.randrange(len(steps)))
+    return Scripted("drop_step", tuple(steps))
+
+
+@SOLVERS.register("perturb_value")
+def _perturb_value(context: Context, rng: random.Random) -> Scripted:
+    steps = list(_reference(context))
+    writes = [
+        (index, step)
+        for index, step in enumerate(steps)
+        if isinstance(step, HttpStep) and isinstance(step.body, dict) and step.body
+    ]
+    if writes:
+        index, step = rng.choice(writes)
+        name = rng.choice(sorted(step.body))
+        body = {**step.body, name: f"{step.body[name]}-x"}
+        steps[index] = step.model_copy(update={"body": body})
+    return Scripted("perturb_value", tuple(steps))
+
+
+@SOLVERS.register("other_record")
+def _other_record(context: Context, rng: random.Random) -> Scripted:
+    steps = list(_reference(context))
+    targets = context.write_targets()
+    if targets:
+        resource, record_id, _ = rng.choice(targets)
+        others = [other for other in context.record_ids(resource) if other != record_id]
+        if others:
+            other = rng.choice(others)
+            steps = [
+                s.model_copy(update={"path": s.path.replace(record_id, other)})
+                if isinstance(s, HttpStep)
+                else s
+                for s in steps
+            ]
+    return Scripted("other_record", tuple(steps))
+
+
+class Gate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class AuditReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str
+    status: Literal["accepted", "rejected"]
+    correctness: float
+    difficulty: float | None
+    gates: list[Gate] = Field(default_factory=list)
+    solvers: dict[str, PassStats] = Field(default_factory=dict)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"{gate.name}: {gate.detail}" for gate in self.gates if not gate.ok]
+
+
+def reads_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
+    """Why the verifier cannot tell a solved world from an unsolved one, statically."""
+    goals = [check for check in episode.verifier.checks if check.kind not in GUARD_KINDS]
+    if not goals:
+        yield "the verifier has no goal checks, only guards: it reads nothing the task changes"
+    for check in goals:
+        resource = getattr(check, "resource", None)
+        if resource is not None and resource not in model.resources:
+            yield f"check {check.name!r} reads resource {resource!r}, which the model lacks"
+
+
+def world_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
+    """Where the initial world breaks the model's constraints."""
+    environment = episode.environment
+    for resource, records in environment.initial_world.items():
+        spec = model.resources.get(resource)
+        if spec is None:
+            yield f"resource {resource!r} is not in the model"
+            continue
+        id_field = environment.id_fields.get(resource, spec.id_field)
+        seen: set[str] = set()
+        states = {m.field: {str(s) for s in m.states} for m in spec.state_machines}
+        for position, record in enumerate(records):
+            where = f"{resource}[{position}]"
+            record_id = str(scalar(record.get(id_field)))
+            if not record_id:
+                yield f"{where} has no id in {id_field!r}"
+            elif record_id in seen:
+                yield f"{where} repeats id {record_id}"
+            seen.add(record_id)
+            yield from _record_problems(where, record, spec.fields, states, episode, model)
+
+
+def _record_problems(
+    where: str,
+    record: dict[str, Any],
+    fields: dict[str, Any],
+    states: dict[str, set[str]],
+    episode: Episode,
+    model: ServiceModel,
+) -> Iterator[str]:
+    world = episode.environment.initial_world
+    for name, value in record.items():
+        spec = fields.get(name)
+        if fields and spec is None:
+            yield f"{where}.{name} is not a field of the model"
+            continue
+        shown = scalar(value)
+        if name in states and shown != "" and str(shown) not in states[name]:
+            yield f"{where}.{name}={shown!r} is not a state of the model"
+        enum = spec.schema_.get("enum") if spec is not None else None
+        if enum and shown != "" and all(scalar(option) != shown for option in enum):
+            yield f"{where}.{name}={shown!r} is not one of {enum!r}"
+        reference = spec.reference if spec is not None else None
+        if reference is not None and shown != "" and reference.resource in world:
+            target_field = episode.environment.id_fields.get(
+                reference.resource, model.resources[reference.resource].id_field
+            )
+            if all(str(scalar(r.get(target_field))) != shown for r in world[reference.resource]):
+                yield f"{where}.{name} refers to missing {reference.resource} {shown}"
+    for name, spec in fields.items():
+        if spec.required and not spec.server_generated and name not in record:
+            yield f"{where} lacks required field {name!r}"
+
+
+def _gate(name: str, problems: Iterable[str]) -> Gate:
+    found = list(problems)
+    return Gate(name=name, ok=not found, detail="; ".join(found))
+
+
+def _result_gate(name: str, result: Result, *, should_pass: bool) -> Gate:
+    if result.passed == should_pass:
+        return Gate(name=name, ok=True)
+    failed = [f"{c.name}: {c.detail}" for c in result.verification.checks if not c.passed]
+    if result.repercussion is not None:
+        failed.insert(0, f"repercussion {result.repercussion.kind}: {result.repercussion.detail}")
+    detail = "; ".join(failed) if should_pass else f"passed with reward {result.reward:.2f}"
+    return Gate(name=name, ok=False, detail=detail)
+
+
+def audit(
+    runner: EpisodeRunner,
+    model: ServiceModel,
+    *,
+    agents: Sequence[Agent] = (),
+    k: int = 5,
+    seed: int = 0,
+) -> AuditReport:
+    """Run every gate and the solvers; the episode itself is not changed (see `record_audit`)."""
+    episode = runner.episode
+    context = Context(episode, model)
+    gates = [_gate("reads_something", reads_problems(episode, model))]
+    gates.append(_gate("world_valid", world_problems(episode, model)))
+    reference = run_steps(runner, episode.reference.steps)
+    gates.append(_result_gate("reference_passes", reference, should_pass=True))
+    noop = run_steps(runner, [])
+    gates.append(_result_gate("noop_fails", noop, should_pass=False))
+    for name in PROBES.names():
+        probe = PROBES.get(name)(context)
+        if probe is not None:
+            result = attempt_with(runner, probe, seed)
+            gates.append(_result_gate(f"probe:{name}", result, should_pass=False))
+    again = (run_steps(runner, episode.reference.steps), run_steps(runner, []))
+    same = again[0].as_dict() == reference.as_dict() and again[1].as_dict() == noop.as_dict()
+    gates.append(Gate(name="deterministic", ok=same, detail="" if same else "reruns differ"))
+
+    solvers = _pass_stats(runner, context, agents, k, seed)
+    rated = [solvers[a.name] for a in agents] if agents else [solvers[n] for n in SOLVERS.names()]
+    tries = sum(stats.tries for stats in rated)
+    difficulty = 1 - sum(stats.passes for stats in rated) / tries if tries else None
+    correctness = sum(gate.ok for gate in gates) / len(gates)
+    status: Literal["accepted", "rejected"] = (
+        "accepted" if all(gate.ok for gate in gates) else "rejected"
+    )
+    return AuditReport(
+        episode_id=episode.id,
+        status=status,
+        correctness=correctness,
+        difficulty=difficulty,
+        gates=gates,
+        solvers=solvers,
+    )
+
+
+def _pass_stats(
+    runner: EpisodeRunner, context: Context, agents: Sequence[Agent], k: int, seed: int
+) -> dict[str, PassStats]:
+    stats: dict[str, PassStats] = {}
+    for name in SOLVERS.names():
+        passes = 0
+        for attempt_index in range(k):
+            rng = random.Random(f"{seed}:{name}:{attempt_index}")
+            solver = SOLVERS.get(name)(context, rng)
+            passes += attempt_with(runner, solver, attempt_index).passed
+        stats[name] = PassStats(tries=k, passes=passes)
+    for agent in agents:
+        passes = sum(attempt_with(runner, agent, seed + i).passed for i in range(k))
+        stats[agent.name] = PassStats(tries=k, passes=passes)
+    return stats
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def record_audit(episode: Episode, report: AuditReport, *, at: str | None = None) -> Episode:
+    """The episode with the report's scores written in and an audit entry appended."""
+    # Real rollouts measure difficulty better than near-miss solvers; keep theirs once ingested.
+    difficulty = episode.scores.difficulty if episode.scores.rollouts else report.difficulty
+    scores = episode.scores.model_copy(
+        update={
+            "correctness": report.correctness,
+            "difficulty": difficulty,
+            "status": report.status,
+            "reasons": report.reasons,
+            "solvers": report.solvers,
+        }
+    )
+    entry = AuditEntry(
+        at=at or now(),
+        kind="audit",
+        status=report.status,
+        reasons=report.reasons,
+        details={"gates": [gate.model_dump() for gate in report.gates]},
+    )
+    return episode.model_copy(update={"scores": scores, "audit": [*episode.audit, entry]})
+
+
+class Rollout(BaseModel):
+    """One run of an episode by an agent, from a trainer or an evaluation (one JSONL line)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    episode_id: str
+    agent: str = "unknown"
+    passed: bool
+    reward: float | None = None
+    strong: bool = Field(default=False, description="the agent is known to be capable")
+    judged: Literal["success", "failure"] | None = Field(
+        default=None, description="a person's or feedback's verdict on the same rollout"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    min_tries: int = 5
+    disagreement: float = 0.2
+
+
+def ingest(
+    episode: Episode, rollouts: Iterable[Rollout], thresholds: Thresholds | None = None
+) -> Episode:
+    """Fold new rollouts into the episode's statistics and re-flag it."""
+    limits = thresholds or Thresholds()
+    stats = {name: s.model_copy() for name, s in episode.scores.rollouts.items()}
+    judged = disagreements = 0
+    strong: set[str] = set()
+    for rollout in rollouts:
+        seen = stats.get(rollout.agent, PassStats())
+        stats[rollout.agent] = PassStats(tries=seen.tries + 1, passes=seen.passes + rollout.passed)
+        if rollout.strong:
+            strong.add(rollout.agent)
+        if rollout.judged is not None:
+            judged += 1
+            disagreements += (rollout.judged == "success") != rollout.passed
+    tries = sum(s.tries for s in stats.values())
+    passes = sum(s.passes for s in stats.values())
+    flags = _flags(stats, strong, tries, passes, judged, disagreements, limits)
+    scores: Scores = episode.scores.model_copy(
+        update={
+            "rollouts": stats,
+            "difficulty": 1 - passes / tries if tries else episode.scores.difficulty,
+            "flags": flags,
+        }
+    )
+    note = AuditEntry(
+        at=now(),
+        kind="ingest",
+        status=episode.scores.status,
+        reasons=flags,
+        details={"tries": tries, "passes": passes, "judged": judged, "disagree": disagreements},
+    )
+    return episode.model_copy(update={"scores": scores, "audit": [*episode.audit, note]})
+
+
+def _flags(
+    stats: dict[str, PassStats],
+    strong: set[str],
+    tries: int,
+    passes: int,
+    judged: int,
+    disagreements: int,
+    limits: Thresholds,
+) -> list[str]:
+    flags = []
+    strong_stats = [stats[name] for name in sorted(strong)]
+    strong_tries = sum(s.tries for s in strong_stats)
+    if strong_tries >= limits.min_tries and not any(s.passes for s in strong_stats):
+        flags.append(f"broken: strong agents failed all {strong_tries} tries")
+    if tries >= limits.min_tries and passes == tries:
+        flags.append(f"too_easy: passed all {tries} tries")
+    if judged and disagreements / judged > limits.disagreement:
+        flags.append(f"verifier_disagrees: {disagreements} of {judged} judged rollouts disagree")
+    return flags
