@@ -1,0 +1,153 @@
+"""Authenticate requests the way the service did (Basic, Bearer, API key, OAuth2), with
+configured credentials, and keep the admin credential apart from every agent credential.
+
+The admin token never authenticates a service call and no service credential reaches the admin
+API: `Authenticator` refuses to be built when the two overlap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import secrets
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from myna.errors import MockError
+from myna.schemas.model import Auth
+
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What the mock accepts: user/password pairs (Basic, OAuth2 password and client grants)
+    and opaque tokens (Bearer tokens, API keys)."""
+
+    users: Mapping[str, str] = field(default_factory=dict)
+    tokens: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, specs: Iterable[str]) -> Credentials:
+        """`USER:PASSWORD` adds a user; anything without a colon is a token or API key."""
+        users: dict[str, str] = {}
+        tokens: set[str] = set()
+        for spec in specs:
+            if not spec:
+                raise MockError("an empty credential was given", field="--credential")
+            user, colon, password = spec.partition(":")
+            if colon:
+                if not user:
+                    raise MockError(f"credential {spec!r} has no user name", field="--credential")
+                users[user] = password
+            else:
+                tokens.add(spec)
+        return cls(users=users, tokens=frozenset(tokens))
+
+
+DEFAULT_CREDENTIALS = Credentials(users={"myna": "myna"}, tokens=frozenset({"myna-token"}))
+
+
+class Authenticator:
+    """Answers "who is calling?" for the service API; None means the service's 401."""
+
+    def __init__(self, auth: Auth, credentials: Credentials, *, admin_token: str) -> None:
+        if admin_token in credentials.tokens or admin_token in credentials.users.values():
+            raise MockError(
+                "the admin token must differ from every service credential", field="--admin-token"
+            )
+        self.auth = auth
+        self.credentials = credentials
+        self._issued: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._api_key_header = (auth.header or "x-api-key").lower()
+
+    @property
+    def scheme(self) -> str:
+        return self.auth.scheme
+
+    def principal(self, headers: Mapping[str, str]) -> str | None:
+        scheme = self.auth.scheme
+        if scheme == "none":
+            return ANONYMOUS
+        if scheme == "apikey":
+            key = headers.get(self._api_key_header)
+            return "api-key" if key is not None and self._known_token(key) else None
+        authorization = headers.get("authorization")
+        if authorization is None:
+            return None
+        kind, _, value = authorization.partition(" ")
+        kind = kind.lower()
+        value = value.strip()
+        if kind == "basic" and scheme in ("basic", "oauth2"):
+            return self._basic(value)
+        if kind in ("bearer", "oauth") and scheme in ("bearer", "oauth2", "basic"):
+            # Basic services usually take a bearer token too (ServiceNow OAuth); tokens are
+            # configured explicitly, so this widens nothing the operator did not allow.
+            issued = self._issued.get(value)
+            if issued is not None:
+                return issued
+            return "token" if self._known_token(value) else None
+        return None
+
+    def _basic(self, value: str) -> str | None:
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        user, colon, password = decoded.partition(":")
+        expected = self.credentials.users.get(user)
+        if not colon or expected is None:
+            return None
+        return user if hmac.compare_digest(expected.encode(), password.encode()) else None
+
+    def _known_token(self, value: str) -> bool:
+        return any(
+            hmac.compare_digest(value.encode(), token.encode()) for token in self.credentials.tokens
+        )
+
+    def issue_token(self, form: Mapping[str, str], base_url: str) -> dict[str, Any] | None:
+        """The OAuth2 token endpoint: password or client-credentials grant; None means 401."""
+        grant = form.get("grant_type", "")
+        if grant == "password":
+            user, password = form.get("username", ""), form.get("password", "")
+        elif grant == "client_credentials":
+            user, password = form.get("client_id", ""), form.get("client_secret", "")
+        else:
+            return None
+        expected = self.credentials.users.get(user)
+        if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
+            return None
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._issued[token] = user
+        return {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "instance_url": base_url,
+            "scope": form.get("scope", ""),
+        }
+
+    def challenge_headers(self) -> list[tuple[str, str]]:
+        if self.auth.unauthorized_headers:
+            return list(self.auth.unauthorized_headers.items())
+        if self.auth.scheme == "basic":
+            return [("WWW-Authenticate", 'Basic realm="myna"')]
+        if self.auth.scheme in ("bearer", "oauth2"):
+            return [("WWW-Authenticate", "Bearer")]
+        return []
+
+
+def admin_allowed(headers: Mapping[str, str], admin_token: str) -> bool:
+    authorization = headers.get("authorization", "")
+    kind, _, value = authorization.partition(" ")
+    if kind.lower() == "bearer":
+        return hmac.compare_digest(value.strip().encode(), admin_token.encode())
+    header_token = headers.get("x-myna-admin-token")
+    return header_token is not None and hmac.compare_digest(
+        header_token.encode(), admin_token.encode()
+    )

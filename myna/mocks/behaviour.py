@@ -1,0 +1,150 @@
+"""The service's rules, as small pure checks that yield violations.
+
+Each check looks at one kind of rule (state transitions, fields required on entering a state,
+read-only fields, reference integrity) and yields a `Violation` per broken rule; the
+dispatcher runs the table of checks over a write and refuses it on the first violation. Checks that
+need the world (does the referenced record exist?) receive a lookup function instead of the
+store, so they stay pure and testable with a dict. Uniqueness is the store's job: it keeps an index
+of unique values per world, and its `ConflictError` becomes the service's 409.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from myna.schemas.model import Reference, Resource, StateMachine
+
+ViolationKind = Literal[
+    "transition", "required_on_entry", "read_only", "reference", "initial_state"
+]
+
+Record = Mapping[str, Any]
+Exists = Callable[[str, str], bool]
+"""exists(resource, record_id): is there such a record in the world?"""
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    kind: ViolationKind
+    field: str
+    message: str
+    status: int = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A write about to happen: the record before (None on create), after, and the request body."""
+
+    resource: Resource
+    before: Record | None
+    after: Record
+    sent: Record
+
+
+def is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def check_transitions(write: Write) -> Iterator[Violation]:
+    """A status field may only move along transitions the service was seen to accept."""
+    for machine in write.resource.state_machines:
+        if not machine.enforce:
+            continue
+        target = _state(write.after, machine)
+        source = _state(write.before, machine) if write.before is not None else None
+        if target is None or (write.before is not None and source == target):
+            continue
+        yield from _transition_violations(machine, source, target)
+
+
+def _transition_violations(
+    machine: StateMachine, source: str | None, target: str
+) -> Iterator[Violation]:
+    for refused in machine.refused:
+        if refused.source == source and refused.target == target:
+            message = refused.message or _transition_message(machine, source, target)
+            yield Violation("transition", machine.field, message, refused.status)
+            return
+    if source is None:
+        if machine.initial and target not in machine.initial:
+            allowed = ", ".join(_label(machine, state) for state in machine.initial)
+            yield Violation(
+                "initial_state",
+                machine.field,
+                f"{machine.field} cannot start as {_label(machine, target)}; "
+                f"new records start as {allowed}",
+            )
+        return
+    if target not in machine.states:
+        yield Violation(
+            "transition", machine.field, f"{machine.field} has no state {_label(machine, target)}"
+        )
+        return
+    if not any(t.source == source and t.target == target for t in machine.transitions):
+        yield Violation("transition", machine.field, _transition_message(machine, source, target))
+
+
+def _transition_message(machine: StateMachine, source: str | None, target: str) -> str:
+    origin = "creation" if source is None else _label(machine, source)
+    return f"{machine.field} cannot change from {origin} to {_label(machine, target)}"
+
+
+def _label(machine: StateMachine, state: str) -> str:
+    label = machine.labels.get(state)
+    return f"{state} ({label})" if label else state
+
+
+def _state(record: Record | None, machine: StateMachine) -> str | None:
+    if record is None:
+        return None
+    value = record.get(machine.field)
+    return None if is_empty(value) else str(value)
+
+
+def check_required_on_entry(write: Write) -> Iterator[Violation]:
+    """Entering a state may require fields (a Resolved incident has its resolution code)."""
+    for machine in write.resource.state_machines:
+        if not machine.enforce:
+            continue
+        target = _state(write.after, machine)
+        source = _state(write.before, machine)
+        if target is None or (write.before is not None and source == target):
+            continue
+        missing = [
+            name
+            for name in machine.required_on_entry.get(target, [])
+            if is_empty(write.after.get(name))
+        ]
+        for name in missing:
+            yield Violation(
+                "required_on_entry",
+                name,
+                f"{name} is required when {machine.field} becomes {_label(machine, target)}",
+            )
+
+
+def check_read_only(write: Write, refused: frozenset[str]) -> Iterator[Violation]:
+    """Fields the service refused to let clients set (the ignored ones are dropped earlier)."""
+    for name in write.sent:
+        if name in refused:
+            yield Violation("read_only", name, f"{name} is read-only", 400)
+
+
+def check_references(
+    write: Write, references: Mapping[str, Reference], exists: Exists
+) -> Iterator[Violation]:
+    """A reference must point at a record that exists in the same world."""
+    for name, reference in references.items():
+        if name not in write.sent:
+            continue
+        value = write.after.get(name)
+        if is_empty(value):
+            continue
+        if not exists(reference.resource, str(value)):
+            yield Violation(
+                "reference",
+                name,
+                f"{name} refers to {reference.resource} {value}, which does not exist",
+            )

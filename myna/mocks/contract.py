@@ -1,0 +1,348 @@
+"""What the mock promises for each resource and operation, compiled once from the service model.
+
+One place derives the request schemas the mock validates against, the wire shape of records and
+envelopes it answers with (and checks in strict mode), the success status of each operation, and
+the fields the server fills in itself. The dispatcher, strict-mode response checks and the served
+`/openapi.json` all read these, so what is documented is what is enforced.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from jsonschema import Draft202012Validator
+
+from myna.schemas.model import (
+    Conventions,
+    FieldSpec,
+    JsonSchema,
+    Operation,
+    Reference,
+    Resource,
+    ServiceModel,
+    StateMachine,
+)
+
+Validator: TypeAlias = Draft202012Validator
+
+_CREATE_STAMP = re.compile(r"(creat|open|insert)", re.IGNORECASE)
+_COUNTER = re.compile(r"(mod_?count|version|revision)$", re.IGNORECASE)
+_CREATED_BY = re.compile(r"creat\w*_by$", re.IGNORECASE)
+_UPDATED_BY = re.compile(r"(updat|modifi)\w*_by$", re.IGNORECASE)
+_SCALAR_TYPES = frozenset({"integer", "number", "boolean"})
+
+
+@dataclass(frozen=True, slots=True)
+class ServerFields:
+    """Fields the server writes itself, by when it writes them."""
+
+    minted: tuple[FieldSpec, ...]  # ids and sequence numbers, on create
+    created_stamps: tuple[str, ...]  # timestamps set on create only
+    updated_stamps: tuple[str, ...]  # timestamps set on create and on every write
+    counters: tuple[str, ...]  # modification counters: 0 on create, +1 per write
+    created_by: tuple[str, ...]
+    updated_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceContract:
+    resource: Resource
+    record_schema: JsonSchema
+    create_validator: Validator
+    update_validator: Validator
+    create_schema: JsonSchema
+    update_schema: JsonSchema
+    record_validator: Validator
+    ignored_on_write: frozenset[str]
+    refused_on_write: frozenset[str]
+    references: dict[str, Reference]
+    state_machines: tuple[StateMachine, ...]
+    server: ServerFields
+    stringly: frozenset[str]  # fields whose wire type is string while clients may send scalars
+
+
+@dataclass(frozen=True, slots=True)
+class OperationContract:
+    operation: Operation
+    resource: ResourceContract | None
+    success_status: int
+    error_status: int  # what the service answers a malformed request with (400 or 422)
+    request_schema: JsonSchema | None
+    request_validator: Validator | None
+    response_schema: JsonSchema | None
+    response_validator: Validator | None
+    id_param: str | None
+
+
+def compile_model(
+    model: ServiceModel,
+) -> tuple[dict[str, ResourceContract], list[OperationContract]]:
+    conventions = model.conventions
+    resources = {
+        name: compile_resource(resource, conventions) for name, resource in model.resources.items()
+    }
+    operations = [compile_operation(op, resources, conventions) for op in model.operations]
+    return resources, operations
+
+
+def compile_resource(resource: Resource, conventions: Conventions) -> ResourceContract:
+    as_strings = conventions.values_as_strings
+    properties: dict[str, JsonSchema] = {}
+    write_properties: dict[str, JsonSchema] = {}
+    ignored: set[str] = set()
+    refused: set[str] = set()
+    stringly: set[str] = set()
+    references: dict[str, Reference] = {}
+    for name, spec in resource.fields.items():
+        wire = _wire_schema(spec, as_strings)
+        properties[name] = wire
+        if spec.reference is not None:
+            references[name] = spec.reference
+        if as_strings and _schema_type(spec.schema_) & ({"string"} | _SCALAR_TYPES):
+            stringly.add(name)
+        if name == resource.id_field or spec.server_generated or spec.read_only:
+            (refused if spec.write_policy == "refuse" else ignored).add(name)
+            continue
+        write_properties[name] = _write_schema(spec, as_strings)
+    if resource.id_field not in properties:
+        properties[resource.id_field] = {"type": ["string", "integer"]}
+    record_schema: JsonSchema = {
+        "type": "object",
+        "properties": properties,
+        "required": [resource.id_field],
+    }
+    server_side: dict[str, JsonSchema] = {name: {} for name in ignored | refused}
+    create_required = sorted(
+        name
+        for name, spec in resource.fields.items()
+        if spec.required_on_create
+        and name in write_properties
+        and not spec.has_default
+        and spec.generator is None
+    )
+    create_schema: JsonSchema = {
+        "type": "object",
+        "properties": {**write_properties, **server_side},
+        "additionalProperties": False,
+    }
+    if create_required:
+        create_schema["required"] = create_required
+    update_schema: JsonSchema = {
+        "type": "object",
+        "properties": {**write_properties, **server_side},
+        "additionalProperties": False,
+    }
+    return ResourceContract(
+        resource=resource,
+        record_schema=record_schema,
+        create_validator=Validator(create_schema),
+        update_validator=Validator(update_schema),
+        create_schema=create_schema,
+        update_schema=update_schema,
+        record_validator=Validator(record_schema),
+        ignored_on_write=frozenset(ignored),
+        refused_on_write=frozenset(refused),
+        references=references,
+        state_machines=tuple(resource.state_machines),
+        server=_server_fields(resource),
+        stringly=frozenset(stringly),
+    )
+
+
+def compile_operation(
+    operation: Operation, resources: dict[str, ResourceContract], conventions: Conventions
+) -> OperationContract:
+    contract = resources.get(operation.resource) if operation.resource else None
+    kind = operation.kind
+    request_schema: JsonSchema | None = None
+    if contract is not None and kind == "create":
+        request_schema = contract.create_schema
+    elif contract is not None and kind in ("update", "replace"):
+        request_schema = contract.update_schema
+    elif operation.request_schema is not None:
+        request_schema = operation.request_schema
+    response_schema = _response_schema(operation, contract, conventions)
+    id_param = _id_param(operation)
+    return OperationContract(
+        operation=operation,
+        resource=contract,
+        success_status=_success_status(operation),
+        error_status=_error_status(operation),
+        request_schema=request_schema,
+        request_validator=Validator(request_schema) if request_schema is not None else None,
+        response_schema=response_schema,
+        response_validator=Validator(response_schema) if response_schema is not None else None,
+        id_param=id_param,
+    )
+
+
+def item_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
+    envelope = conventions.envelope
+    if envelope.style == "wrapped" and envelope.item_key:
+        return {
+            "type": "object",
+            "properties": {envelope.item_key: record},
+            "required": [envelope.item_key],
+        }
+    return record
+
+
+def list_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
+    envelope = conventions.envelope
+    records: JsonSchema = {"type": "array", "items": record}
+    if envelope.style != "wrapped" or not envelope.list_key:
+        return records
+    properties: dict[str, JsonSchema] = {envelope.list_key: records}
+    if envelope.total_key:
+        properties[envelope.total_key] = {"type": "integer", "minimum": 0}
+    if envelope.next_key:
+        properties[envelope.next_key] = {"type": ["string", "null"]}
+    if envelope.done_key:
+        properties[envelope.done_key] = {"type": "boolean"}
+    return {"type": "object", "properties": properties, "required": [envelope.list_key]}
+
+
+def _response_schema(
+    operation: Operation, contract: ResourceContract | None, conventions: Conventions
+) -> JsonSchema | None:
+    if contract is None:
+        for response in operation.responses:
+            if 200 <= response.status < 300 and response.schema_ is not None:
+                return response.schema_
+        return None
+    record = _rendered_record_schema(contract, conventions)
+    if operation.kind == "list":
+        return list_schema(record, conventions)
+    if _success_status(operation) == 204:
+        return None
+    return item_schema(record, conventions)
+
+
+def _rendered_record_schema(contract: ResourceContract, conventions: Conventions) -> JsonSchema:
+    if not conventions.envelope.record_attributes:
+        return contract.record_schema
+    attributes: JsonSchema = {
+        "type": "object",
+        "properties": {"type": {"type": "string"}, "url": {"type": "string"}},
+        "required": ["type", "url"],
+    }
+    schema = dict(contract.record_schema)
+    schema["properties"] = {**contract.record_schema["properties"], "attributes": attributes}
+    return schema
+
+
+def _wire_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
+    """The field as responses carry it: strings under values_as_strings, {link, value} refs."""
+    schema = dict(spec.schema_)
+    if as_strings and _schema_type(schema) & _SCALAR_TYPES:
+        schema = _drop_type_keywords(schema)
+        schema["type"] = "string"
+    if spec.reference is not None and spec.reference.style == "link_value":
+        link_value: JsonSchema = {
+            "type": "object",
+            "properties": {"link": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["value"],
+        }
+        return {"anyOf": [link_value, {"type": "string"}]}
+    if as_strings:
+        # ServiceNow renders an empty value as "" whatever the field's type.
+        return {"anyOf": [schema, {"const": ""}]} if schema else schema
+    if spec.nullable or not spec.required:
+        return {"anyOf": [schema, {"type": "null"}]} if schema else schema
+    return schema
+
+
+def _write_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
+    """The field as requests may send it (after scalar coercion under values_as_strings)."""
+    schema = dict(spec.schema_)
+    if spec.reference is not None:
+        id_schema: JsonSchema = {"type": ["string", "integer"]}
+        if spec.reference.style == "link_value":
+            return {
+                "anyOf": [
+                    id_schema,
+                    {"type": "object", "properties": {"value": id_schema}, "required": ["value"]},
+                    {"type": "null"},
+                ]
+            }
+        return {"anyOf": [id_schema, {"type": "null"}]}
+    if as_strings and _schema_type(schema) & _SCALAR_TYPES:
+        schema = _drop_type_keywords(schema)
+        schema["type"] = "string"
+    if as_strings and schema:
+        return {"anyOf": [schema, {"const": ""}]}
+    if spec.nullable and schema:
+        return {"anyOf": [schema, {"type": "null"}]}
+    return schema
+
+
+def _drop_type_keywords(schema: JsonSchema) -> JsonSchema:
+    numeric = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+    return {key: value for key, value in schema.items() if key not in numeric and key != "enum"}
+
+
+def _schema_type(schema: JsonSchema) -> set[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {item for item in declared if isinstance(item, str)}
+    return set()
+
+
+def _server_fields(resource: Resource) -> ServerFields:
+    minted: list[FieldSpec] = []
+    created: list[str] = []
+    updated: list[str] = []
+    counters: list[str] = []
+    created_by: list[str] = []
+    updated_by: list[str] = []
+    for name, spec in resource.fields.items():
+        if name == resource.id_field:
+            continue
+        if spec.generator is not None:
+            minted.append(spec)
+            continue
+        if not spec.server_generated:
+            continue
+        is_timestamp = spec.schema_.get("format") in ("date-time", "date")
+        if is_timestamp:
+            (created if spec.immutable or _CREATE_STAMP.search(name) else updated).append(name)
+        elif _COUNTER.search(name):
+            counters.append(name)
+        elif _CREATED_BY.search(name):
+            created_by.append(name)
+        elif _UPDATED_BY.search(name):
+            updated_by.append(name)
+    return ServerFields(
+        minted=tuple(minted),
+        created_stamps=tuple(created),
+        updated_stamps=tuple(updated),
+        counters=tuple(counters),
+        created_by=tuple(created_by),
+        updated_by=tuple(updated_by),
+    )
+
+
+def _success_status(operation: Operation) -> int:
+    statuses = [r.status for r in operation.responses if 200 <= r.status < 300]
+    if statuses:
+        return statuses[0]
+    return {"create": 201, "delete": 204}.get(operation.kind, 200)
+
+
+def _error_status(operation: Operation) -> int:
+    for response in operation.responses:
+        if response.status in (400, 422):
+            return response.status
+    return 400
+
+
+def _id_param(operation: Operation) -> str | None:
+    path_params = re.findall(r"\{([^}]+)\}", operation.path)
+    for parameter in operation.parameters:
+        if parameter.location == "path" and parameter.role == "id":
+            return parameter.name
+    return path_params[-1] if path_params else None

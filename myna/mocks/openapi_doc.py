@@ -1,0 +1,135 @@
+"""The OpenAPI 3.1 document the running mock serves at `/openapi.json`.
+
+The model's own document (`myna.schemas.openapi.to_openapi`: info, servers, components and the
+`x-myna-*` facts) with its `paths` rebuilt from the runtime's compiled contracts, so the request
+schemas, parameters and response shapes it publishes are exactly the ones the mock enforces and
+renders (values as strings, `{link, value}` references, envelopes, the error template).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from myna.mocks.contract import OperationContract
+from myna.schemas.model import JsonSchema
+from myna.schemas.openapi import to_openapi
+
+if TYPE_CHECKING:
+    from myna.mocks.runtime import Mock
+
+_PATH_PARAM = re.compile(r"\{([^}]+)\}")
+
+
+def openapi_document(mock: Mock) -> dict[str, Any]:
+    document = to_openapi(mock.model)
+    paths: dict[str, dict[str, Any]] = {}
+    for contract in mock.operations:
+        operation = contract.operation
+        paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(mock, contract)
+    document["paths"] = paths
+    security = _security_scheme(mock)
+    if security is not None:
+        document.setdefault("components", {}).setdefault("securitySchemes", {})["service"] = (
+            security
+        )
+        document["security"] = [{"service": []}]
+    return document
+
+
+def _operation(mock: Mock, contract: OperationContract) -> dict[str, Any]:
+    operation = contract.operation
+    out: dict[str, Any] = {"operationId": operation.id}
+    if operation.summary:
+        out["summary"] = operation.summary
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        for name in _PATH_PARAM.findall(operation.path)
+    ]
+    if operation.kind == "list" and contract.resource is not None:
+        parameters.extend(_list_parameters(mock, contract))
+    if parameters:
+        out["parameters"] = parameters
+    if contract.request_schema is not None and operation.kind not in ("list", "get", "delete"):
+        out["requestBody"] = {
+            "required": operation.kind in ("create", "update", "replace"),
+            "content": {"application/json": {"schema": contract.request_schema}},
+        }
+    out["responses"] = _responses(mock, contract)
+    if operation.kind == "auth" or operation.path == mock.model.conventions.auth.token_path:
+        out["security"] = []
+    return out
+
+
+def _list_parameters(mock: Mock, contract: OperationContract) -> list[dict[str, Any]]:
+    pagination = mock.model.conventions.pagination
+    parameters: list[dict[str, Any]] = []
+    counting: JsonSchema = {"type": "integer", "minimum": 0}
+    for name in (pagination.limit_param, pagination.offset_param, pagination.page_param):
+        if name:
+            parameters.append({"name": name, "in": "query", "schema": counting})
+    if pagination.cursor_param:
+        parameters.append(
+            {"name": pagination.cursor_param, "in": "query", "schema": {"type": "string"}}
+        )
+    if mock.model.conventions.query_language == "servicenow":
+        parameters.append(
+            {
+                "name": "sysparm_query",
+                "in": "query",
+                "description": "ServiceNow encoded query",
+                "schema": {"type": "string"},
+            }
+        )
+    assert contract.resource is not None
+    taken = {parameter["name"] for parameter in parameters}
+    for name in contract.resource.resource.fields:
+        if name not in taken:
+            parameters.append(
+                {
+                    "name": name,
+                    "in": "query",
+                    "description": f"{name} equals",
+                    "schema": {"type": "string"},
+                }
+            )
+    return parameters
+
+
+def _responses(mock: Mock, contract: OperationContract) -> dict[str, Any]:
+    success: dict[str, Any] = {"description": "success"}
+    if contract.response_schema is not None:
+        success["content"] = {"application/json": {"schema": contract.response_schema}}
+    pagination = mock.model.conventions.pagination
+    if contract.operation.kind == "list":
+        headers: dict[str, Any] = {}
+        if pagination.total_header:
+            headers[pagination.total_header] = {"schema": {"type": "string"}}
+        if pagination.link_header:
+            headers["Link"] = {"schema": {"type": "string"}}
+        if headers:
+            success["headers"] = headers
+    responses: dict[str, Any] = {str(contract.success_status): success}
+    error = {"description": "the service's error", "content": {"application/json": {"schema": {}}}}
+    for status in _error_statuses(contract):
+        responses[str(status)] = error
+    return responses
+
+
+def _error_statuses(contract: OperationContract) -> list[int]:
+    kind = contract.operation.kind
+    statuses = {401, 404, 405, contract.error_status}
+    if kind in ("create", "update", "replace", "action"):
+        statuses |= {409, 413}
+    return sorted(statuses)
+
+
+def _security_scheme(mock: Mock) -> dict[str, Any] | None:
+    auth = mock.model.conventions.auth
+    if auth.scheme == "basic":
+        return {"type": "http", "scheme": "basic"}
+    if auth.scheme in ("bearer", "oauth2"):
+        return {"type": "http", "scheme": "bearer"}
+    if auth.scheme == "apikey":
+        return {"type": "apiKey", "in": "header", "name": auth.header or "X-API-Key"}
+    return None

@@ -1,0 +1,165 @@
+"""Render stored records, lists and errors in the service's own shapes.
+
+Stored records hold plain values (reference fields hold the target's id); the wire form adds what
+the service showed: numbers and booleans as strings and empty values as "" (values_as_strings),
+references as `{link, value}`, Salesforce `attributes`, the envelope around items and lists, and
+errors filled into the service's error template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from myna.mocks.contract import ResourceContract
+from myna.mocks.rejection import Rejection
+from myna.schemas.model import Conventions, ServiceModel
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRenderer:
+    """Renders one resource's records; built once per resource."""
+
+    contract: ResourceContract
+    as_strings: bool
+    field_names: tuple[str, ...]
+    links: Mapping[str, tuple[str, str]]  # field -> (item path before id, after id)
+    attributes_type: str | None
+    item_path: tuple[str, str] | None
+
+    def render(
+        self, record: Mapping[str, Any], base_url: str, fields: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.attributes_type is not None:
+            record_id = record.get(self.contract.resource.id_field)
+            url = f"{self.item_path[0]}{record_id}{self.item_path[1]}" if self.item_path else ""
+            out["attributes"] = {"type": self.attributes_type, "url": url}
+        names: tuple[str, ...] | Any = fields if fields is not None else self.field_names
+        as_strings = self.as_strings
+        links = self.links
+        for name in names:
+            if name in record:
+                value = record[name]
+            elif as_strings and (name in self.contract.resource.fields or fields is not None):
+                value = None
+            else:
+                continue
+            link = links.get(name)
+            if link is not None and value is not None and value != "":
+                out[name] = {"link": f"{base_url}{link[0]}{value}{link[1]}", "value": str(value)}
+            elif as_strings:
+                out[name] = to_string(value)
+            else:
+                out[name] = value
+        if fields is None:
+            for name, value in record.items():
+                if name not in out and name not in self.contract.resource.fields:
+                    out[name] = to_string(value) if as_strings else value
+        return out
+
+
+def to_string(value: Any) -> Any:
+    if value is None:
+        return ""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return value
+
+
+def renderer_for(contract: ResourceContract, model: ServiceModel) -> RecordRenderer:
+    conventions = model.conventions
+    resource = contract.resource
+    links: dict[str, tuple[str, str]] = {}
+    for name, reference in contract.references.items():
+        target = model.resources.get(reference.resource)
+        if reference.style == "link_value" and target is not None and target.item_path:
+            links[name] = _split_template(target.item_path)
+    names = [resource.id_field] if resource.id_field not in resource.fields else []
+    names.extend(resource.fields)
+    return RecordRenderer(
+        contract=contract,
+        as_strings=conventions.values_as_strings,
+        field_names=tuple(names),
+        links=links,
+        attributes_type=resource.name if conventions.envelope.record_attributes else None,
+        item_path=_split_template(resource.item_path) if resource.item_path else None,
+    )
+
+
+def _split_template(path: str) -> tuple[str, str]:
+    """`/table/sys_user/{sys_id}` -> ("/table/sys_user/", ""): the text around the id slot."""
+    start = path.rfind("{")
+    end = path.find("}", start)
+    if start < 0 or end < 0:
+        return path.rstrip("/") + "/", ""
+    return path[:start], path[end + 1 :]
+
+
+def wrap_item(record: dict[str, Any], conventions: Conventions) -> Any:
+    envelope = conventions.envelope
+    if envelope.style == "wrapped" and envelope.item_key:
+        return {envelope.item_key: record}
+    return record
+
+
+def wrap_list(
+    records: list[dict[str, Any]],
+    conventions: Conventions,
+    *,
+    total: int,
+    next_url: str | None,
+) -> Any:
+    envelope = conventions.envelope
+    if envelope.style != "wrapped" or not envelope.list_key:
+        return records
+    body: dict[str, Any] = {}
+    if envelope.total_key:
+        body[envelope.total_key] = total
+    if envelope.done_key:
+        body[envelope.done_key] = next_url is None
+    if envelope.next_key and next_url is not None:
+        body[envelope.next_key] = next_url
+    body[envelope.list_key] = records
+    return body
+
+
+def error_body(model: ServiceModel, rejection: Rejection) -> tuple[Any, list[tuple[str, str]]]:
+    """The error in the service's template, and the template's headers."""
+    shape = model.error_shape(rejection.status)
+    headers = list(rejection.headers)
+    if shape is None:
+        body: Any = {"error": {"message": rejection.message, "detail": rejection.detail}}
+        if rejection.fields:
+            body["error"]["fields"] = list(rejection.fields)
+        return body, headers
+    headers.extend(shape.headers.items())
+    values = {
+        "{message}": rejection.message,
+        "{detail}": rejection.detail,
+        "{code}": rejection.code,
+        "{field}": rejection.fields[0] if rejection.fields else "",
+        "{status}": str(rejection.status),
+    }
+    return _fill(shape.template, values, list(rejection.fields)), headers
+
+
+def _fill(template: Any, values: Mapping[str, str], fields: list[str]) -> Any:
+    if isinstance(template, str):
+        if template == "{fields}":
+            return fields
+        if "{" not in template:
+            return template
+        for placeholder, value in values.items():
+            template = template.replace(placeholder, value)
+        return template
+    if isinstance(template, dict):
+        return {key: _fill(value, values, fields) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill(item, values, fields) for item in template]
+    return template

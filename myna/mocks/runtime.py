@@ -1,0 +1,831 @@
+"""The mock's dispatcher: one pure function from `MockRequest` to `MockResponse`.
+
+`Mock.handle` resolves the world (root, `/worlds/{id}/...` or `X-Myna-World`), applies the world's
+faults, routes by the model's operation paths, authenticates, validates, enforces behaviour, runs
+one store transaction and renders the service's own shapes. Every refusal is a `Rejection` raised
+inside the transaction (so nothing it wrote survives) and turned into the service's error body
+here, and only here. The FastAPI app and the in-process client are thin shells around `handle`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import orjson
+
+from myna.errors import MockError
+from myna.mocks import behaviour, ids
+from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
+from myna.mocks.calllog import Call, CallLog
+from myna.mocks.contract import OperationContract, ResourceContract, compile_model
+from myna.mocks.faults import FaultConfig, FaultState
+from myna.mocks.messages import MockRequest, MockResponse, Pairs
+from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
+from myna.mocks.rejection import Rejection
+from myna.mocks.render import RecordRenderer, error_body, renderer_for, wrap_item, wrap_list
+from myna.mocks.router import Match, MethodMismatch, Router
+from myna.mocks.store import ConflictError, NotFoundError, Record, Store, Transaction
+from myna.mocks.validation import (
+    MAX_BODY_BYTES,
+    coerce_scalars,
+    parse_json_body,
+    require_object,
+    validate_request,
+    validate_response,
+)
+from myna.schemas.model import Effect, IdFormat, ServiceModel
+
+DEFAULT_WORLD = "default"
+WORLD_HEADER = "x-myna-world"
+ADMIN_PREFIX = "/_myna/admin"
+OPENAPI_PATH = "/openapi.json"
+_JSON = ("Content-Type", "application/json")
+_SORT_PARAMS = ("sort", "_sort", "order_by", "orderBy", "sysparm_order_by")
+_FIELDS_PARAMS = ("fields", "_fields", "sysparm_fields")
+Clock = Callable[[], float]
+
+
+class Mock:
+    """A service model served as a stateful mock. `handle` is the whole API.
+
+    `store` defaults to an in-memory SQLite `SqlStore`. `strict` checks every successful response
+    against the model and raises `ResponseContractError` on a mismatch (a Myna bug, never a
+    client's). `clock` returns POSIX seconds; tests pass a fixed one for repeatable stamps.
+    """
+
+    def __init__(
+        self,
+        model: ServiceModel,
+        store: Store | None = None,
+        *,
+        credentials: Credentials | None = None,
+        admin_token: str | None = None,
+        strict: bool = False,
+        clock: Clock = time.time,
+        seed: int | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        call_log_capacity: int = 10_000,
+    ) -> None:
+        if store is None:
+            from myna.mocks.sqlstore import SqlStore
+
+            store = SqlStore(model, "sqlite://")
+        self.model = model
+        self.store = store
+        self.strict = strict
+        self.clock = clock
+        self.max_body_bytes = max_body_bytes
+        self.admin_token = admin_token or secrets.token_urlsafe(24)
+        self.auth = Authenticator(
+            model.conventions.auth, credentials or DEFAULT_CREDENTIALS, admin_token=self.admin_token
+        )
+        self.resources, operations = compile_model(model)
+        self.renderers: dict[str, RecordRenderer] = {
+            name: renderer_for(contract, model) for name, contract in self.resources.items()
+        }
+        self.operations = operations
+        self.router: Router[OperationContract] = Router()
+        for contract in operations:
+            self.router.add(contract.operation.method, contract.operation.path, contract)
+        # Seeded for repeatable runs; unseeded by default so processes sharing a database
+        # never mint the same ids.
+        self._random = random.Random(seed)
+        self._faults: dict[str, FaultState] = {}
+        self._logs: dict[str, CallLog] = {}
+        self._log_capacity = call_log_capacity
+        self._known_worlds: set[str] = set()
+        self._lock = threading.Lock()
+        self.ensure_world(DEFAULT_WORLD)
+        from myna.mocks.admin import AdminApi
+
+        self.admin = AdminApi(self)
+        self._openapi: bytes | None = None
+
+    # -- worlds, faults and logs (the admin API drives these) -------------------------------------
+
+    def ensure_world(self, world: str) -> None:
+        if world in self._known_worlds:
+            return
+        if not any(info.id == world for info in self.store.worlds()):
+            # Another process may create it between our check and our insert.
+            with contextlib.suppress(ConflictError):
+                self.store.create_world(world)
+        self._known_worlds.add(world)
+
+    def world_exists(self, world: str) -> bool:
+        if world in self._known_worlds:
+            return True
+        # Another process sharing the database may have created it.
+        if any(info.id == world for info in self.store.worlds()):
+            self._known_worlds.add(world)
+            return True
+        return False
+
+    def forget_world(self, world: str) -> None:
+        with self._lock:
+            self._known_worlds.discard(world)
+            self._faults.pop(world, None)
+            self._logs.pop(world, None)
+
+    def set_faults(self, world: str, config: FaultConfig | None) -> None:
+        with self._lock:
+            if config is None:
+                self._faults.pop(world, None)
+            else:
+                self._faults[world] = FaultState(config)
+
+    def faults(self, world: str) -> FaultConfig | None:
+        state = self._faults.get(world)
+        return None if state is None else state.config
+
+    def call_log(self, world: str) -> CallLog:
+        log = self._logs.get(world)
+        if log is None:
+            with self._lock:
+                log = self._logs.setdefault(world, CallLog(self._log_capacity))
+        return log
+
+    # -- the dispatcher ---------------------------------------------------------------------------
+
+    def handle(self, request: MockRequest) -> MockResponse:
+        path = request.path
+        if path.startswith(ADMIN_PREFIX):
+            return self.admin.handle(request)
+        started = self.clock()
+        world = DEFAULT_WORLD
+        try:
+            world, path = self._world_of(request)
+            response = self._serve(world, path, request, started)
+        except Rejection as rejection:
+            response = self.error_response(rejection)
+        if world in self._known_worlds:
+            self.call_log(world).record(
+                Call(started, (self.clock() - started) * 1000.0, request, response)
+            )
+        return response
+
+    def _world_of(self, request: MockRequest) -> tuple[str, str]:
+        path = request.path
+        if path.startswith("/worlds/"):
+            world, slash, rest = path[8:].partition("/")
+            path = slash + rest if slash else "/"
+        else:
+            world = request.headers.get(WORLD_HEADER, DEFAULT_WORLD)
+        if world != DEFAULT_WORLD and not self.world_exists(world):
+            raise Rejection(404, f"world {world!r} does not exist", detail="No such world")
+        return world, path
+
+    def _serve(self, world: str, path: str, request: MockRequest, now: float) -> MockResponse:
+        delay = 0.0
+        faults = self._faults.get(world)
+        if faults is not None:
+            decision = faults.decide(now)
+            delay = decision.delay
+            if decision.rejection is not None:
+                response = self.error_response(decision.rejection)
+                response.delay = delay
+                return response
+        response = self._dispatch(world, path, request)
+        response.delay = delay
+        return response
+
+    def _dispatch(self, world: str, path: str, request: MockRequest) -> MockResponse:
+        method = request.method.upper()
+        matched = self.router.match(method, path)
+        auth = self.model.conventions.auth
+        if isinstance(matched, Match) and (
+            matched.target.operation.kind == "auth" or path == auth.token_path
+        ):
+            return self._token(request)
+        if method == "GET" and path == OPENAPI_PATH and matched is None:
+            return MockResponse(200, [_JSON], body=self.openapi_bytes())
+        principal = self.auth.principal(request.headers)
+        if principal is None:
+            return self.unauthorized()
+        if matched is None:
+            raise Rejection(404, f"no operation answers {method} {path}", detail="Invalid URL")
+        if isinstance(matched, MethodMismatch):
+            raise Rejection(
+                405,
+                f"{method} is not allowed on {path}",
+                detail=f"allowed: {', '.join(matched.allowed)}",
+                headers=(("Allow", ", ".join(matched.allowed)),),
+            )
+        contract = matched.target
+        handler = _HANDLERS.get(contract.operation.kind, Mock._other)
+        try:
+            with self.store.transaction(world) as tx:
+                response = handler(self, contract, matched.params, request, tx, principal)
+        except NotFoundError as missing:
+            raise Rejection(404, missing.message, detail="No Record found") from None
+        except ConflictError as conflict:
+            field = conflict.context.get("field")
+            raise Rejection(409, conflict.message, fields=(str(field),) if field else ()) from None
+        if self.strict and contract.response_validator is not None and response.has_json:
+            validate_response(
+                contract.response_validator, response.json(), method=method, path=path
+            )
+        return response
+
+    # -- operation kinds ----------------------------------------------------------------------
+
+    def _list(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        resource = _resource_of(contract)
+        query, page = self._list_query(contract, resource, request.query)
+        records, total = tx.list(resource.resource.name, query)
+        renderer = self.renderers[resource.resource.name]
+        base_url = request.base_url
+        rendered = [renderer.render(record, base_url, query.fields) for record in records]
+        offset = query.offset
+        limit = query.limit
+        has_next = limit is not None and offset + len(records) < total
+        conventions = self.model.conventions
+        pagination = conventions.pagination
+        next_url = _page_url(request, page, offset + (limit or 0)) if has_next and limit else None
+        headers: Pairs = [_JSON]
+        if pagination.total_header:
+            headers.append((pagination.total_header, str(total)))
+        if pagination.link_header and limit:
+            headers.append(("Link", _link_header(request, page, offset, limit, total)))
+        payload = wrap_list(rendered, conventions, total=total, next_url=next_url)
+        return MockResponse(contract.success_status, headers, payload=payload)
+
+    def _get(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        resource = _resource_of(contract)
+        record = self._existing(contract, resource, params, tx)
+        fields = _fields_param(request.query, resource)
+        return self._item(contract, resource, record, request, fields)
+
+    def _create(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        resource = _resource_of(contract)
+        sent = self._body(contract, resource, request)
+        spec = resource.resource
+        record: Record = {}
+        for name, field in spec.fields.items():
+            if field.has_default and name not in sent:
+                record[name] = field.default
+        record.update(sent)
+        for machine in resource.state_machines:
+            if _empty(record.get(machine.field)) and machine.initial:
+                record[machine.field] = machine.initial[0]
+        record_id = self._mint_id(resource, tx)
+        record[spec.id_field] = record_id
+        for field in resource.server.minted:
+            if _empty(record.get(field.name)) and field.generator is not None:
+                record[field.name] = self._mint(resource, field.name, field.generator, tx)
+        stamp = self._stamp()
+        for name in (*resource.server.created_stamps, *resource.server.updated_stamps):
+            record[name] = stamp
+        for name in resource.server.counters:
+            record[name] = _typed(resource, name, 0)
+        for name in (*resource.server.created_by, *resource.server.updated_by):
+            record[name] = principal
+        self._enforce(contract, resource, None, record, sent, tx)
+        tx.insert(spec.name, record_id, record)
+        return self._item(contract, resource, record, request, None)
+
+    def _update(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        resource = _resource_of(contract)
+        before = self._existing(contract, resource, params, tx)
+        sent = self._body(contract, resource, request)
+        if contract.operation.kind == "replace":
+            after = self._replaced(resource, before, sent)
+        else:
+            after = {**before, **sent}
+        self._touch(resource, before, after, principal)
+        self._enforce(contract, resource, before, after, sent, tx)
+        record_id = str(before[resource.resource.id_field])
+        tx.update(resource.resource.name, record_id, after)
+        return self._item(contract, resource, after, request, None)
+
+    def _delete(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        resource = _resource_of(contract)
+        record = self._existing(contract, resource, params, tx)
+        tx.delete(resource.resource.name, str(record[resource.resource.id_field]))
+        if contract.success_status == 204:
+            return MockResponse(204, [])
+        return self._item(contract, resource, record, request, None)
+
+    def _action(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        """A custom action (a Jira transition, a ServiceNow close): apply the operation's
+        effects to the record, under the same behaviour rules as an update."""
+        resource = _resource_of(contract)
+        before = self._existing(contract, resource, params, tx)
+        body: Any = None
+        if request.body.strip() or contract.request_validator is not None:
+            body = parse_json_body(
+                request.body, status=contract.error_status, max_bytes=self.max_body_bytes
+            )
+            if contract.request_validator is not None:
+                validate_request(contract.request_validator, body, status=contract.error_status)
+        after = dict(before)
+        changed: dict[str, Any] = {}
+        for effect in contract.operation.effects:
+            changed[effect.field] = _effect_value(effect, body, contract.error_status)
+        after.update(coerce_scalars(changed, resource.stringly))
+        self._touch(resource, before, after, principal)
+        self._enforce(contract, resource, before, after, changed, tx)
+        tx.update(resource.resource.name, str(before[resource.resource.id_field]), after)
+        if contract.success_status == 204:
+            return MockResponse(204, [])
+        return self._item(contract, resource, after, request, None)
+
+    def _other(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        """An operation Myna learned but cannot simulate: answer the recorded example."""
+        for response in contract.operation.responses:
+            if 200 <= response.status < 300:
+                if response.example is None:
+                    return MockResponse(response.status, [])
+                return MockResponse(response.status, [_JSON], payload=response.example)
+        return MockResponse(contract.success_status, [])
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _existing(
+        self,
+        contract: OperationContract,
+        resource: ResourceContract,
+        params: dict[str, str],
+        tx: Transaction,
+    ) -> Record:
+        record_id = params.get(contract.id_param) if contract.id_param else None
+        record = tx.get(resource.resource.name, record_id) if record_id is not None else None
+        if record is None:
+            raise Rejection(
+                404,
+                "No Record found",
+                detail=f"{resource.resource.name} {record_id!r} does not exist",
+            )
+        return record
+
+    def _body(
+        self, contract: OperationContract, resource: ResourceContract, request: MockRequest
+    ) -> dict[str, Any]:
+        status = contract.error_status
+        value = parse_json_body(request.body, status=status, max_bytes=self.max_body_bytes)
+        body = coerce_scalars(require_object(value, status=status), resource.stringly)
+        if contract.request_validator is not None:
+            validate_request(contract.request_validator, body, status=status)
+        refused = [name for name in body if name in resource.refused_on_write]
+        if refused:
+            raise Rejection(status, f"{', '.join(refused)} cannot be set", fields=tuple(refused))
+        sent: dict[str, Any] = {}
+        for name, value in body.items():
+            if name in resource.ignored_on_write:
+                continue
+            if name in resource.references and isinstance(value, dict):
+                value = value.get("value")
+            sent[name] = value
+        return sent
+
+    def _replaced(self, resource: ResourceContract, before: Record, sent: dict[str, Any]) -> Record:
+        """PUT: the client's fields replace the record's; server-owned fields are kept."""
+        spec = resource.resource
+        kept = {
+            name: value
+            for name, value in before.items()
+            if name == spec.id_field
+            or name in resource.ignored_on_write
+            or name in resource.refused_on_write
+        }
+        defaults = {
+            name: field.default
+            for name, field in spec.fields.items()
+            if field.has_default and name not in sent
+        }
+        return {**defaults, **kept, **sent}
+
+    def _touch(
+        self, resource: ResourceContract, before: Record, after: Record, principal: str
+    ) -> None:
+        stamp = self._stamp()
+        for name in resource.server.updated_stamps:
+            after[name] = stamp
+        for name in resource.server.counters:
+            after[name] = _typed(resource, name, _as_int(before.get(name)) + 1)
+        for name in resource.server.updated_by:
+            after[name] = principal
+
+    def _enforce(
+        self,
+        contract: OperationContract,
+        resource: ResourceContract,
+        before: Record | None,
+        after: Record,
+        sent: dict[str, Any],
+        tx: Transaction,
+    ) -> None:
+        write = behaviour.Write(resource.resource, before, after, sent)
+
+        def exists(target: str, record_id: str) -> bool:
+            return tx.get(target, record_id) is not None
+
+        for violation in _violations(write, resource, exists):
+            status = contract.error_status if violation.status == 400 else violation.status
+            raise Rejection(status, violation.message, fields=(violation.field,))
+
+    def _item(
+        self,
+        contract: OperationContract,
+        resource: ResourceContract,
+        record: Record,
+        request: MockRequest,
+        fields: tuple[str, ...] | None,
+    ) -> MockResponse:
+        rendered = self.renderers[resource.resource.name].render(record, request.base_url, fields)
+        payload = wrap_item(rendered, self.model.conventions)
+        headers: Pairs = [_JSON]
+        if contract.operation.kind == "create" and resource.resource.item_path:
+            renderer = self.renderers[resource.resource.name]
+            if renderer.item_path is not None:
+                before, after = renderer.item_path
+                record_id = record[resource.resource.id_field]
+                headers.append(("Location", f"{request.base_url}{before}{record_id}{after}"))
+        return MockResponse(contract.success_status, headers, payload=payload)
+
+    def _stamp(self) -> str:
+        moment = datetime.fromtimestamp(self.clock(), tz=UTC)
+        fmt = self.model.conventions.datetime_format
+        if fmt:
+            return moment.strftime(fmt)
+        return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def _mint_id(self, resource: ResourceContract, tx: Transaction) -> str:
+        spec = resource.resource
+        return str(self._mint(resource, spec.id_field, spec.id_format, tx))
+
+    def _mint(self, resource: ResourceContract, name: str, fmt: IdFormat, tx: Transaction) -> Any:
+        number = None
+        if ids.needs_counter(fmt):
+            number = tx.next_sequence(ids.counter_name(resource.resource.name, name), fmt.start)
+        value = ids.mint_id(fmt, self._random, number=number, now_ms=int(self.clock() * 1000))
+        field = resource.resource.fields.get(name)
+        if (
+            field is not None
+            and name not in resource.stringly
+            and field.schema_.get("type") == "integer"
+        ):
+            return int(value)
+        return value
+
+    def _list_query(
+        self, contract: OperationContract, resource: ResourceContract, pairs: Pairs
+    ) -> tuple[Query, _Paging]:
+        conventions = self.model.conventions
+        pagination = conventions.pagination
+        params = dict(pairs)
+        status = contract.error_status
+        limit = pagination.default_limit
+        offset = 0
+        if pagination.limit_param and pagination.limit_param in params:
+            limit = _non_negative(params[pagination.limit_param], pagination.limit_param, status)
+        if pagination.max_limit is not None and (limit is None or limit > pagination.max_limit):
+            limit = pagination.max_limit
+        if pagination.offset_param and pagination.offset_param in params:
+            offset = _non_negative(params[pagination.offset_param], pagination.offset_param, status)
+        elif pagination.page_param and pagination.page_param in params:
+            page = _non_negative(params[pagination.page_param], pagination.page_param, status)
+            offset = max(page - 1, 0) * (limit or 0)
+        elif pagination.cursor_param and pagination.cursor_param in params:
+            offset = _decode_cursor(
+                params[pagination.cursor_param], pagination.cursor_param, status
+            )
+        paging = _Paging(
+            pagination.offset_param, pagination.page_param, pagination.cursor_param, limit
+        )
+        reserved = {
+            pagination.limit_param,
+            pagination.offset_param,
+            pagination.page_param,
+            pagination.cursor_param,
+            *_SORT_PARAMS,
+            "_order",
+            *_FIELDS_PARAMS,
+        }
+        for parameter in contract.operation.parameters:
+            if parameter.role not in ("filter", "id", "other"):
+                reserved.add(parameter.name)
+        where: list[Filter] = []
+        order_by: list[SortKey] = []
+        if conventions.query_language == "servicenow" and params.get("sysparm_query"):
+            from myna.mocks.dialects import QuerySyntaxError
+            from myna.mocks.dialects.servicenow import parse_encoded_query
+
+            try:
+                condition, sort = parse_encoded_query(params["sysparm_query"])
+            except QuerySyntaxError as error:
+                raise Rejection(status, error.message, fields=("sysparm_query",)) from None
+            if condition is not None:
+                where.append(condition)
+            order_by.extend(sort)
+        reserved.add("sysparm_query")
+        fields = resource.resource.fields
+        for name, value in pairs:
+            if name in reserved or name not in fields:
+                continue
+            where.append(Condition(name, "=", value))
+        order_by.extend(_sort_keys(params, resource, status))
+        for key in order_by:
+            _known_field(resource, key.field, status, "sort")
+        for condition in _conditions(where):
+            _known_field(resource, condition.field, status, "filter")
+        query = Query(
+            where=None if not where else where[0] if len(where) == 1 else And(tuple(where)),
+            order_by=tuple(order_by),
+            limit=limit,
+            offset=offset,
+            fields=_fields_param(pairs, resource),
+        )
+        return query, paging
+
+    # -- responses outside the happy path -----------------------------------------------------
+
+    def error_response(self, rejection: Rejection) -> MockResponse:
+        body, headers = error_body(self.model, rejection)
+        return MockResponse(rejection.status, [_JSON, *headers], payload=body)
+
+    def unauthorized(self) -> MockResponse:
+        auth = self.model.conventions.auth
+        headers: Pairs = [_JSON, *self.auth.challenge_headers()]
+        if auth.unauthorized_body is not None:
+            return MockResponse(auth.unauthorized_status, headers, payload=auth.unauthorized_body)
+        rejection = Rejection(
+            auth.unauthorized_status,
+            "User Not Authenticated",
+            detail="Required to provide Auth information",
+        )
+        body, extra = error_body(self.model, rejection)
+        return MockResponse(auth.unauthorized_status, headers + extra, payload=body)
+
+    def _token(self, request: MockRequest) -> MockResponse:
+        form = _form(request)
+        issued = self.auth.issue_token(form, request.base_url)
+        if issued is None:
+            status = self.model.conventions.auth.unauthorized_status
+            error = {"error": "invalid_grant", "error_description": "authentication failure"}
+            return MockResponse(status if status != 401 else 400, [_JSON], payload=error)
+        return MockResponse(200, [_JSON], payload=issued)
+
+    def openapi_bytes(self) -> bytes:
+        if self._openapi is None:
+            from myna.mocks.openapi_doc import openapi_document
+
+            self._openapi = orjson.dumps(openapi_document(self))
+        return self._openapi
+
+
+_HANDLERS: dict[str, Callable[..., MockResponse]] = {
+    "list": Mock._list,
+    "get": Mock._get,
+    "create": Mock._create,
+    "update": Mock._update,
+    "replace": Mock._update,
+    "delete": Mock._delete,
+    "action": Mock._action,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Paging:
+    """The parameter names a list call pages with, for Link headers and next URLs."""
+
+    offset_param: str | None
+    page_param: str | None
+    cursor_param: str | None
+    limit: int | None
+
+
+def _violations(
+    write: behaviour.Write, resource: ResourceContract, exists: behaviour.Exists
+) -> Iterator[behaviour.Violation]:
+    yield from behaviour.check_read_only(write, resource.refused_on_write)
+    yield from behaviour.check_transitions(write)
+    yield from behaviour.check_required_on_entry(write)
+    yield from behaviour.check_references(write, resource.references, exists)
+
+
+def _resource_of(contract: OperationContract) -> ResourceContract:
+    if contract.resource is None:
+        raise MockError(
+            f"operation {contract.operation.id} of kind {contract.operation.kind} names no "
+            "resource of the model",
+            path=contract.operation.path,
+        )
+    return contract.resource
+
+
+def _effect_value(effect: Effect, body: Any, status: int) -> Any:
+    if effect.from_request is None:
+        return effect.value
+    value = body
+    for part in effect.from_request.lstrip("/").split("/"):
+        if not part:
+            continue
+        key = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            raise Rejection(
+                status, f"request body has no {effect.from_request}", fields=(effect.field,)
+            )
+    return value
+
+
+def _typed(resource: ResourceContract, name: str, value: Any) -> Any:
+    if name in resource.stringly and not isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == ""
+
+
+def _non_negative(text: str, name: str, status: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise Rejection(
+            status, f"{name} must be a whole number, not {text!r}", fields=(name,)
+        ) from None
+    if value < 0:
+        raise Rejection(status, f"{name} must not be negative", fields=(name,))
+    return value
+
+
+def _decode_cursor(text: str, name: str, status: int) -> int:
+    try:
+        return int(bytes.fromhex(text).decode("ascii"))
+    except ValueError:
+        raise Rejection(
+            status, f"{name} {text!r} is not a cursor this service issued", fields=(name,)
+        ) from None
+
+
+def _encode_cursor(offset: int) -> str:
+    return str(offset).encode("ascii").hex()
+
+
+def _sort_keys(params: dict[str, str], resource: ResourceContract, status: int) -> list[SortKey]:
+    keys: list[SortKey] = []
+    for name in _SORT_PARAMS:
+        text = params.get(name)
+        if not text:
+            continue
+        descending_all = params.get("_order", "").lower() == "desc"
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            descending = part.startswith("-") or descending_all
+            keys.append(SortKey(part.lstrip("-"), descending=descending))
+    return keys
+
+
+def _known_field(resource: ResourceContract, name: str, status: int, what: str) -> None:
+    head = name.split(".", 1)[0]
+    fields = resource.resource.fields
+    if head not in fields and head != resource.resource.id_field:
+        raise Rejection(
+            status,
+            f"{what} names {name!r}, which is not a field of {resource.resource.name}",
+            fields=(name,),
+        )
+    if "." in name and fields[head].reference is None:
+        raise Rejection(
+            status, f"{what} dot-walks through {head!r}, which is not a reference", fields=(name,)
+        )
+
+
+def _conditions(filters: list[Filter]) -> Iterator[Condition]:
+    stack = list(filters)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Condition):
+            yield node
+        elif isinstance(node, And | Or):
+            stack.extend(node.parts)
+        else:
+            stack.append(node.part)
+
+
+def _fields_param(pairs: Pairs, resource: ResourceContract) -> tuple[str, ...] | None:
+    for name, value in pairs:
+        if name in _FIELDS_PARAMS:
+            names = tuple(part.strip() for part in value.split(",") if part.strip())
+            return names or None
+    return None
+
+
+def _page_url(request: MockRequest, paging: _Paging, offset: int) -> str:
+    return f"{request.path}?{_with_offset(request.query, paging, offset)}"
+
+
+def _with_offset(pairs: Pairs, paging: _Paging, offset: int) -> str:
+    """The same query string, moved to `offset` in whichever way the service pages."""
+    moved = (paging.offset_param, paging.page_param, paging.cursor_param)
+    out = [(k, v) for k, v in pairs if k not in moved]
+    if paging.offset_param:
+        out.append((paging.offset_param, str(offset)))
+    elif paging.page_param and paging.limit:
+        out.append((paging.page_param, str(offset // paging.limit + 1)))
+    elif paging.cursor_param:
+        out.append((paging.cursor_param, _encode_cursor(offset)))
+    return urlencode(out)
+
+
+def _link_header(request: MockRequest, paging: _Paging, offset: int, limit: int, total: int) -> str:
+    base = f"{request.base_url}{request.path}"
+    last = max(((total - 1) // limit) * limit, 0) if limit else 0
+    links = [(0, "first")]
+    if offset > 0:
+        links.append((max(offset - limit, 0), "prev"))
+    if offset + limit < total:
+        links.append((offset + limit, "next"))
+    links.append((last, "last"))
+    return ",".join(
+        f'<{base}?{_with_offset(request.query, paging, target)}>;rel="{rel}"'
+        for target, rel in links
+    )
+
+
+def _form(request: MockRequest) -> dict[str, str]:
+    content_type = request.headers.get("content-type", "")
+    if "json" in content_type:
+        try:
+            value = orjson.loads(request.body)
+        except orjson.JSONDecodeError:
+            return {}
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+    try:
+        text = request.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}
+    return dict(parse_qsl(text)) | dict(request.query)

@@ -1,0 +1,140 @@
+"""Turn request bytes into a checked JSON value, or a `Rejection` naming what is wrong.
+
+Everything a client can get wrong in a body ends here as a 4xx: bytes that are not UTF-8 JSON,
+bodies over the size limit, nesting deeper than any record needs, strings a database would choke
+on (NUL, lone surrogates), values of the wrong type and fields the resource does not have.
+Validators are compiled once per operation (`myna.mocks.contract`), so a request costs one
+`orjson.loads` and one schema pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from jsonschema import ValidationError
+from jsonschema.exceptions import best_match
+
+from myna.errors import MockError
+from myna.mocks.contract import Validator
+from myna.mocks.rejection import Rejection
+
+MAX_BODY_BYTES = 1 << 20
+MAX_DEPTH = 32
+
+
+class ResponseContractError(MockError):
+    """Strict mode: the mock rendered a response its own model does not allow (a Myna bug)."""
+
+    kind = "response_contract"
+
+
+def parse_json_body(body: bytes, *, status: int, max_bytes: int = MAX_BODY_BYTES) -> Any:
+    """The body as JSON; 413 when too large, `status` (400/422) when it is not acceptable JSON."""
+    if len(body) > max_bytes:
+        raise Rejection(413, f"request body is {len(body)} bytes; the limit is {max_bytes}")
+    if not body.strip():
+        raise Rejection(status, "request body is empty; a JSON object is expected")
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise Rejection(status, f"request body is not valid JSON: {error}") from None
+    problem = _first_problem(value)
+    if problem is not None:
+        raise Rejection(status, problem)
+    return value
+
+
+def _first_problem(value: Any) -> str | None:
+    """Depth and string checks, iteratively so hostile nesting cannot exhaust the stack."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "$")]
+    while stack:
+        item, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"request body nests deeper than {MAX_DEPTH} levels at {where}"
+        if isinstance(item, str):
+            if "\x00" in item:
+                return f"{where} contains a NUL character"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return f"{where} has a key containing a NUL character"
+                stack.append((child, depth + 1, f"{where}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
+    return None
+
+
+def require_object(value: Any, *, status: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Rejection(status, f"request body must be a JSON object, not {_json_type(value)}")
+    return value
+
+
+def coerce_scalars(body: dict[str, Any], stringly: frozenset[str]) -> dict[str, Any]:
+    """Under values_as_strings the service accepts 2 or true where it stores "2" or "true"."""
+    if not stringly:
+        return body
+    coerced: dict[str, Any] | None = None
+    for name, value in body.items():
+        if name in stringly and isinstance(value, bool | int | float):
+            if coerced is None:
+                coerced = dict(body)
+            coerced[name] = (
+                ("true" if value else "false") if isinstance(value, bool) else str(value)
+            )
+    return body if coerced is None else coerced
+
+
+def validate_request(validator: Validator, body: Any, *, status: int) -> None:
+    error = best_match(validator.iter_errors(body))
+    if error is None:
+        return
+    fields = _fields_of(error, body)
+    where = ".".join(str(part) for part in error.absolute_path)
+    prefix = f"field {where}: " if where else ""
+    raise Rejection(status, f"{prefix}{_describe(error)}", fields=fields)
+
+
+def validate_response(validator: Validator, payload: Any, *, method: str, path: str) -> None:
+    error = best_match(validator.iter_errors(payload))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        raise ResponseContractError(
+            f"response body at {where} breaks the model: {error.message}",
+            method=method,
+            path=path,
+        )
+
+
+def _fields_of(error: ValidationError, body: Any) -> tuple[str, ...]:
+    if error.absolute_path:
+        return (str(error.absolute_path[0]),)
+    if error.validator == "additionalProperties" and isinstance(body, dict):
+        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        return tuple(sorted(key for key in body if key not in allowed))
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        return tuple(name for name in error.validator_value if name not in body)
+    return ()
+
+
+def _describe(error: ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return f"unknown field(s): {error.message.split('(')[-1].rstrip(')')}"
+    return _shorten(error.message)
+
+
+def _shorten(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "null" if value is None else "an object"
