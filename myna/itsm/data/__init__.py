@@ -1,0 +1,1 @@
+"""Data shipped with ITSMBench: the synthetic default export (see myna.itsm.synthetic)."""
