@@ -1,0 +1,496 @@
+"""Function-calling tools for a service model: one tool per operation, and back to HTTP.
+
+`Toolbox(model)` derives, for every operation, a tool with a unique snake_case name (at most 64
+characters, `[a-z0-9_]`, as OpenAI requires), a description an LLM can act on (what the call does,
+the HTTP route, how to filter, which fields are required or read-only, the allowed states and
+transitions and what entering a state requires) and an input JSON Schema that combines the path
+parameters, the query parameters and the request body. It renders them for OpenAI's Chat
+Completions `tools` and for MCP's `tools/list`, and maps a tool call back to the HTTP request it
+stands for (`call`), which the MCP server and the replay stage send to the mock.
+
+Body fields are flattened into the tool's arguments when no name collides with a parameter, since
+models fill flat argument lists more reliably; otherwise the body is one `body` argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, NamedTuple
+from urllib.parse import quote
+
+import typer
+
+from myna.errors import MockError
+from myna.schemas.model import JsonSchema, Operation, Resource, ServiceModel, StateMachine
+
+__all__ = [
+    "HttpCall",
+    "ToolArgument",
+    "ToolSpec",
+    "Toolbox",
+    "call_for_tool",
+    "mcp_tools",
+    "openai_tools",
+    "register_tools_command",
+]
+
+ArgumentLocation = Literal["path", "query", "body_field", "body"]
+MAX_NAME: Final = 64
+MAX_DESCRIPTION: Final = 1024
+_MAX_TRANSITIONS: Final = 24
+
+
+class HttpCall(NamedTuple):
+    """The HTTP request a tool call stands for."""
+
+    method: str
+    path: str
+    params: dict[str, str]
+    json_body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArgument:
+    """One property of a tool's input schema and where it goes in the HTTP request."""
+
+    name: str
+    location: ArgumentLocation
+    wire_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: JsonSchema
+    operation_id: str
+    method: str
+    path: str
+    arguments: tuple[ToolArgument, ...]
+    # Arguments not declared go into the body (flattened bodies that allow extra fields).
+    open_body: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return self.method in ("GET", "HEAD", "OPTIONS")
+
+    def openai(self) -> dict[str, Any]:
+        """Chat Completions format: `{"type": "function", "function": {...}}`."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            },
+        }
+
+    def mcp(self) -> dict[str, Any]:
+        """An MCP `Tool`: name, description, inputSchema and behaviour hints."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": self.read_only,
+                "destructiveHint": self.method == "DELETE",
+                "idempotentHint": self.method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE"),
+                "openWorldHint": False,
+            },
+        }
+
+
+class Toolbox:
+    """The tools of one model; build it once and reuse it (deriving them walks every operation)."""
+
+    def __init__(self, model: ServiceModel) -> None:
+        self.model = model
+        names = _unique_names([operation.id for operation in model.operations])
+        self.tools: tuple[ToolSpec, ...] = tuple(
+            _tool(model, operation, name)
+            for operation, name in zip(model.operations, names, strict=True)
+        )
+        self._by_name = {tool.name: tool for tool in self.tools}
+
+    def tool(self, name: str) -> ToolSpec:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise MockError(
+                f"no tool {name!r}; the model's tools are {', '.join(sorted(self._by_name))}",
+                model=self.model.name,
+            ) from None
+
+    def openai(self) -> list[dict[str, Any]]:
+        return [tool.openai() for tool in self.tools]
+
+    def mcp(self) -> list[dict[str, Any]]:
+        return [tool.mcp() for tool in self.tools]
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> HttpCall:
+        """The HTTP request for a call of tool `name` with `arguments`."""
+        return _http_call(self.tool(name), arguments or {}, self.model.name)
+
+
+def openai_tools(model: ServiceModel) -> list[dict[str, Any]]:
+    return Toolbox(model).openai()
+
+
+def mcp_tools(model: ServiceModel) -> list[dict[str, Any]]:
+    return Toolbox(model).mcp()
+
+
+def call_for_tool(model: ServiceModel, name: str, arguments: Mapping[str, Any] | None) -> HttpCall:
+    """Map one tool call back to `(method, path, params, json_body)`; loops should use a Toolbox."""
+    return Toolbox(model).call(name, arguments)
+
+
+# --- names ---
+
+_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_NAME: Final = re.compile(r"[^a-z0-9]+")
+
+
+def tool_name(operation_id: str) -> str:
+    """snake_case of an operationId, at most 64 characters of `[a-z0-9_]`."""
+    snake = _NOT_NAME.sub("_", _CAMEL.sub("_", operation_id).lower()).strip("_") or "operation"
+    if len(snake) <= MAX_NAME:
+        return snake
+    # Keep the readable start and make the cut unambiguous with a digest of the whole id.
+    digest = hashlib.sha256(operation_id.encode()).hexdigest()[:8]
+    return f"{snake[: MAX_NAME - 9].rstrip('_')}_{digest}"
+
+
+def _unique_names(operation_ids: list[str]) -> list[str]:
+    taken: set[str] = set()
+    names = []
+    for operation_id in operation_ids:
+        base = tool_name(operation_id)
+        name, counter = base, 1
+        while name in taken:
+            counter += 1
+            suffix = f"_{counter}"
+            name = base[: MAX_NAME - len(suffix)] + suffix
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+# --- schemas ---
+
+
+def _clean(schema: Any) -> Any:
+    """A JSON Schema without `x-` extensions: they mean nothing to a model and cost tokens."""
+    if isinstance(schema, dict):
+        return {key: _clean(value) for key, value in schema.items() if not key.startswith("x-")}
+    if isinstance(schema, list):
+        return [_clean(item) for item in schema]
+    return schema
+
+
+_PLACEHOLDER: Final = re.compile(r"\{([^{}]+)\}")
+
+
+def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
+    resource = model.resources.get(operation.resource) if operation.resource else None
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    arguments: list[ToolArgument] = []
+
+    declared = {p.name: p for p in operation.parameters if p.location == "path"}
+    for placeholder in _PLACEHOLDER.findall(operation.path):
+        parameter = declared.get(placeholder)
+        schema = (
+            _clean(parameter.schema_) if parameter and parameter.schema_ else {"type": "string"}
+        )
+        schema.setdefault("description", _path_description(placeholder, resource))
+        properties[placeholder] = schema
+        required.append(placeholder)
+        arguments.append(ToolArgument(placeholder, "path", placeholder))
+
+    for parameter in operation.parameters:
+        if parameter.location != "query":
+            continue
+        argument = parameter.name if parameter.name not in properties else f"query_{parameter.name}"
+        schema = _clean(parameter.schema_) or {"type": "string"}
+        hint = _query_hint(model, parameter.name, parameter.role)
+        if hint and "description" not in schema:
+            schema["description"] = hint
+        properties[argument] = schema
+        if parameter.required:
+            required.append(argument)
+        arguments.append(ToolArgument(argument, "query", parameter.name))
+
+    body = _body_schema(operation, resource)
+    open_body = False
+    if body is not None:
+        body_properties = body.get("properties")
+        flat = (
+            body.get("type") == "object"
+            and isinstance(body_properties, dict)
+            and not set(body_properties) & set(properties)
+            and "body" not in properties
+        )
+        if flat and isinstance(body_properties, dict):
+            properties.update(body_properties)
+            required.extend(field for field in body.get("required", []) if field not in required)
+            arguments.extend(ToolArgument(field, "body_field", field) for field in body_properties)
+            open_body = body.get("additionalProperties", True) is not False
+        else:
+            properties["body"] = body
+            if operation.kind in ("create", "replace"):
+                required.append("body")
+            arguments.append(ToolArgument("body", "body", "body"))
+
+    input_schema: JsonSchema = {"type": "object", "properties": properties}
+    if required:
+        input_schema["required"] = required
+    if not open_body:
+        input_schema["additionalProperties"] = False
+    return ToolSpec(
+        name=name,
+        description=_description(model, operation, resource),
+        input_schema=input_schema,
+        operation_id=operation.id,
+        method=operation.method.upper(),
+        path=operation.path,
+        arguments=tuple(arguments),
+        open_body=open_body,
+    )
+
+
+def _body_schema(operation: Operation, resource: Resource | None) -> JsonSchema | None:
+    if operation.request_schema is not None:
+        schema: JsonSchema = _clean(operation.request_schema)
+        return schema
+    if resource is None or operation.kind not in ("create", "update", "replace"):
+        return None
+    # No observed request body: offer the fields a client may write.
+    properties: dict[str, Any] = {}
+    for field in resource.fields.values():
+        if field.server_generated or field.read_only or field.name == resource.id_field:
+            continue
+        schema = _clean(field.schema_) or {}
+        note = _field_note(resource, field.name)
+        if note and "description" not in schema:
+            schema["description"] = note
+        properties[field.name] = schema
+    body: JsonSchema = {"type": "object", "properties": properties}
+    if operation.kind == "create":
+        needed = [f.name for f in resource.fields.values() if f.required_on_create]
+        if needed:
+            body["required"] = needed
+    return body
+
+
+def _field_note(resource: Resource, field: str) -> str | None:
+    for machine in resource.state_machines:
+        if machine.field == field:
+            return "one of " + ", ".join(_state(machine, state) for state in machine.states)
+    return None
+
+
+# --- descriptions ---
+
+_VERBS: Final = {
+    "list": "List {resource} records",
+    "get": "Get one {resource} record by its id",
+    "create": "Create a {resource} record",
+    "update": "Update fields of a {resource} record (only the fields sent change)",
+    "replace": "Replace a {resource} record",
+    "delete": "Delete a {resource} record",
+    "action": "Run the {operation} action on a {resource} record",
+    "query": "Query {resource} records",
+    "auth": "Obtain an access token",
+    "other": "Call {operation}",
+}
+_QUERY_HINTS: Final = {
+    "servicenow": (
+        "ServiceNow encoded query: conditions field<OP>value joined by ^ (AND), ^OR, ^NQ; "
+        "operators = != < <= > >= IN NOT IN LIKE NOT LIKE STARTSWITH ENDSWITH ISEMPTY "
+        "ISNOTEMPTY BETWEEN; sort with ORDERBYfield or ORDERBYDESCfield. "
+        "Example: active=true^priority<=2^ORDERBYDESCsys_updated_on"
+    ),
+    "soql": (
+        "SOQL: SELECT fields FROM Object [WHERE ...] [ORDER BY ...] [LIMIT n] [OFFSET n]. "
+        "Example: SELECT Id, Name FROM Account WHERE Industry = 'Retail' LIMIT 10"
+    ),
+    "jql": "JQL, e.g. project = ABC AND status = 'In Progress' ORDER BY created DESC",
+}
+_ROLE_HINTS: Final = {
+    "limit": "maximum number of records to return",
+    "offset": "number of records to skip",
+    "page": "page number",
+    "cursor": "opaque cursor from the previous page",
+    "sort": "field(s) to sort by",
+    "fields": "comma-separated fields to return",
+    "filter": "return only records whose field equals this value",
+}
+
+
+def _query_hint(model: ServiceModel, name: str, role: str) -> str | None:
+    if role == "query":
+        return _QUERY_HINTS.get(model.conventions.query_language)
+    if role == "filter":
+        return f"return only records whose {name} equals this value"
+    return _ROLE_HINTS.get(role)
+
+
+def _path_description(placeholder: str, resource: Resource | None) -> str:
+    if resource is not None and placeholder == resource.id_field:
+        return f"{resource.id_field} of the {resource.name} record"
+    return placeholder
+
+
+def _description(model: ServiceModel, operation: Operation, resource: Resource | None) -> str:
+    resource_name = resource.name if resource else (operation.resource or model.name)
+    headline = operation.summary or _VERBS[operation.kind].format(
+        resource=resource_name, operation=operation.id
+    )
+    lines = [headline.rstrip(".") + ".", f"HTTP {operation.method.upper()} {operation.path}."]
+    if operation.kind in ("list", "query") and model.conventions.query_language != "fields":
+        lines.append(f"Filter with {model.conventions.query_language} queries (see the arguments).")
+    if resource is not None and operation.kind in ("create", "update", "replace", "action"):
+        lines.extend(_resource_hints(operation, resource))
+    for effect in operation.effects:
+        source = f"the request's {effect.from_request}" if effect.from_request else effect.value
+        lines.append(f"Sets {effect.field} to {json.dumps(source)}.")
+    text = " ".join(lines)
+    if len(text) > MAX_DESCRIPTION:
+        text = text[: MAX_DESCRIPTION - 1].rstrip() + "…"
+    return text
+
+
+def _resource_hints(operation: Operation, resource: Resource) -> list[str]:
+    hints = []
+    if operation.kind == "create":
+        needed = [f.name for f in resource.fields.values() if f.required_on_create]
+        if needed:
+            hints.append(f"Required: {', '.join(needed)}.")
+    server_set = [
+        f.name
+        for f in resource.fields.values()
+        if (f.server_generated or f.read_only) and f.name != resource.id_field
+    ]
+    if server_set:
+        hints.append(f"Set by the service, do not send: {', '.join(server_set)}.")
+    for machine in resource.state_machines:
+        hints.append(_machine_hint(machine))
+    return hints
+
+
+def _state(machine: StateMachine, state: str) -> str:
+    label = machine.labels.get(state)
+    return f"{state} ({label})" if label and label != state else state
+
+
+def _machine_hint(machine: StateMachine) -> str:
+    parts = [f"{machine.field} is one of {', '.join(_state(machine, s) for s in machine.states)}"]
+    if machine.initial:
+        parts.append(f"new records start in {', '.join(machine.initial)}")
+    if machine.transitions:
+        moves = sorted({f"{t.source}->{t.target}" for t in machine.transitions if t.source})
+        shown = moves[:_MAX_TRANSITIONS]
+        more = "" if len(moves) <= _MAX_TRANSITIONS else f" and {len(moves) - len(shown)} more"
+        allowed = "allowed" if machine.enforce else "seen"
+        parts.append(f"{allowed} changes {', '.join(shown)}{more}")
+    for state, fields in sorted(machine.required_on_entry.items()):
+        if fields:
+            parts.append(f"moving to {_state(machine, state)} requires {', '.join(fields)}")
+    return "; ".join(parts) + "."
+
+
+# --- tool call -> HTTP request ---
+
+
+def _wire_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(_wire_text(item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _http_call(tool: ToolSpec, arguments: Mapping[str, Any], model_name: str) -> HttpCall:
+    if not isinstance(arguments, Mapping):
+        raise MockError(
+            f"tool {tool.name} takes an object of arguments, got {type(arguments).__name__}",
+            model=model_name,
+        )
+    by_name = {argument.name: argument for argument in tool.arguments}
+    path = tool.path
+    params: dict[str, str] = {}
+    body: Any = None
+    for name, value in arguments.items():
+        argument = by_name.get(name)
+        if argument is None:
+            if not tool.open_body:
+                raise MockError(
+                    f"tool {tool.name} has no argument {name!r}; it takes "
+                    f"{', '.join(by_name) or 'no arguments'}",
+                    model=model_name,
+                )
+            body = {} if body is None else body
+            body[name] = value
+        elif argument.location == "path":
+            if value is None or value == "":
+                raise MockError(f"tool {tool.name} needs a value for {name!r}", model=model_name)
+            path = path.replace("{" + argument.wire_name + "}", quote(_wire_text(value), safe=""))
+        elif argument.location == "query":
+            if value is not None:
+                params[argument.wire_name] = _wire_text(value)
+        elif argument.location == "body_field":
+            body = {} if body is None else body
+            body[argument.wire_name] = value
+        else:
+            body = value
+    missing = _PLACEHOLDER.findall(path)
+    if missing:
+        raise MockError(
+            f"tool {tool.name} needs {', '.join(repr(m) for m in missing)} to build {tool.path}",
+            model=model_name,
+        )
+    if body is None and any(a.location in ("body_field", "body") for a in tool.arguments):
+        # A create or update with no fields still sends a JSON object, as clients do.
+        body = {} if tool.method in ("POST", "PUT", "PATCH") else None
+    return HttpCall(tool.method, path, params, body)
+
+
+# --- CLI ---
+
+
+def register_tools_command(app: typer.Typer) -> None:
+    """Add `myna tools MODEL [--format openai|mcp] [-o FILE]` to the root app."""
+    app.command("tools")(tools_command)
+
+
+def tools_command(
+    model_path: Annotated[
+        Path, typer.Argument(metavar="MODEL", help="Service model (OpenAPI 3.1 YAML).")
+    ],
+    format_: Annotated[
+        Literal["openai", "mcp"],
+        typer.Option("--format", "-f", help="openai (Chat Completions tools) or mcp."),
+    ] = "openai",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON here, not to stdout.")
+    ] = None,
+) -> None:
+    """Print function-calling tool definitions, one per operation of the model."""
+    from myna.schemas.openapi import load
+
+    toolbox = Toolbox(load(model_path))
+    rendered = toolbox.openai() if format_ == "openai" else toolbox.mcp()
+    text = json.dumps(rendered, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {len(rendered)} tools to {output}", err=True)
