@@ -108,11 +108,8 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
         write_properties[name] = _write_schema(spec, as_strings)
     if resource.id_field not in properties:
         properties[resource.id_field] = {"type": ["string", "integer"]}
-    record_schema: JsonSchema = {
-        "type": "object",
-        "properties": properties,
-        "required": [resource.id_field],
-    }
+    # No "required": a projection (sysparm_fields, fields=) legitimately leaves out any field.
+    record_schema: JsonSchema = {"type": "object", "properties": properties}
     server_side: dict[str, JsonSchema] = {name: {} for name in ignored | refused}
     create_required = sorted(
         name

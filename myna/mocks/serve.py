@@ -1,0 +1,114 @@
+"""Run a mock under uvicorn, over HTTP or HTTPS with a certificate Myna makes itself.
+
+Real SaaS clients (pysnc, simple-salesforce) insist on HTTPS, so `--tls` creates a throwaway
+certificate authority with trustme, issues a certificate for the host names the server answers
+to, and can write the CA's PEM for clients to trust (`--ca-out`). `serving` runs a server on a
+background thread for tests and benchmarks and stops it on exit.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import trustme
+import uvicorn
+
+from myna.errors import MockError
+from myna.mocks.app import create_app
+from myna.mocks.runtime import Mock
+
+_LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+_START_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class TlsFiles:
+    certfile: Path
+    keyfile: Path
+    ca_pem: bytes
+
+
+def make_tls(directory: Path, host: str) -> TlsFiles:
+    """A fresh CA and a server certificate for `host` and the loopback names, written to
+    `directory` (the key never leaves it)."""
+    ca = trustme.CA(organization_name="Myna mock CA")
+    names = list(dict.fromkeys((*_LOCAL_NAMES, host)))
+    names = [name for name in names if name not in ("0.0.0.0", "::")]
+    cert = ca.issue_cert(*names)
+    certfile = directory / "server.pem"
+    keyfile = directory / "server.key"
+    cert.cert_chain_pems[0].write_to_path(str(certfile))
+    for extra in cert.cert_chain_pems[1:]:
+        extra.write_to_path(str(certfile), append=True)
+    cert.private_key_pem.write_to_path(str(keyfile))
+    return TlsFiles(certfile=certfile, keyfile=keyfile, ca_pem=ca.cert_pem.bytes())
+
+
+def server_for(
+    mock: Mock,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    tls: TlsFiles | None = None,
+    threadpool: bool = False,
+    log_level: str = "warning",
+) -> uvicorn.Server:
+    config = uvicorn.Config(
+        create_app(mock, threadpool=threadpool),
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        ssl_certfile=str(tls.certfile) if tls else None,
+        ssl_keyfile=str(tls.keyfile) if tls else None,
+    )
+    return uvicorn.Server(config)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    base_url: str
+    ca_file: Path | None
+
+
+@contextmanager
+def serving(
+    mock: Mock, *, tls: bool = False, host: str = "127.0.0.1", threadpool: bool = False
+) -> Iterator[Running]:
+    """Serve `mock` on a free loopback port in a background thread for the `with` block."""
+    port = free_port(host)
+    with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
+        files = make_tls(Path(scratch), host) if tls else None
+        ca_file = None
+        if files is not None:
+            ca_file = Path(scratch) / "ca.pem"
+            ca_file.write_bytes(files.ca_pem)
+        server = server_for(mock, host=host, port=port, tls=files, threadpool=threadpool)
+        thread = threading.Thread(target=server.run, name="myna-mock-server", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + _START_TIMEOUT
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise MockError("the mock server did not start", host=host, port=port)
+            time.sleep(0.01)
+        scheme = "https" if tls else "http"
+        try:
+            yield Running(base_url=f"{scheme}://{host}:{port}", ca_file=ca_file)
+        finally:
+            server.should_exit = True
+            thread.join(timeout=_START_TIMEOUT)
