@@ -1,0 +1,109 @@
+"""`myna serve MODEL`: serve a service model as a stateful mock over HTTP or HTTPS."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from myna.errors import MockError
+
+if TYPE_CHECKING:
+    from myna.mocks.sqlstore import SqlStore
+    from myna.schemas.model import ServiceModel
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def serve(
+    model_path: Annotated[
+        Path, typer.Argument(metavar="MODEL", help="Service model (OpenAPI YAML).")
+    ],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    db: Annotated[
+        str,
+        typer.Option(
+            help="SQLAlchemy URL: sqlite:// (in memory), sqlite:///file.db, postgresql+psycopg://..."
+        ),
+    ] = "sqlite://",
+    seed: Annotated[int, typer.Option(help="Seed for generated records and minted ids.")] = 0,
+    records: Annotated[
+        int, typer.Option(min=0, help="Records to generate per resource (0: none).")
+    ] = 20,
+    seed_dir: Annotated[
+        Path | None,
+        typer.Option(help="Seed from files instead: one RESOURCE.jsonl or RESOURCE.csv each."),
+    ] = None,
+    tls: Annotated[bool, typer.Option(help="Serve HTTPS with a self-signed certificate.")] = False,
+    ca_out: Annotated[
+        Path | None, typer.Option(help="With --tls: write the CA certificate (PEM) here.")
+    ] = None,
+    admin_token: Annotated[
+        str | None,
+        typer.Option(envvar="MYNA_ADMIN_TOKEN", help="Token for /_myna/admin (default: random)."),
+    ] = None,
+    credential: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Accepted credential: USER:PASSWORD (Basic, OAuth2) or TOKEN (Bearer, API key). "
+            "Repeat for more. Default: myna:myna and myna-token."
+        ),
+    ] = None,
+) -> None:
+    """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
+    import tempfile
+
+    from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials
+    from myna.mocks.runtime import DEFAULT_WORLD, Mock
+    from myna.mocks.serve import make_tls, server_for
+    from myna.mocks.sqlstore import SqlStore
+    from myna.schemas.openapi import load
+
+    if ca_out is not None and not tls:
+        raise MockError("--ca-out needs --tls", field="--ca-out")
+    model = load(model_path)
+    store = SqlStore(model, db)
+    _seed_default_world(model, store, seed=seed, records=records, seed_dir=seed_dir)
+    credentials = Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS
+    token = admin_token or secrets.token_urlsafe(24)
+    mock = Mock(model, store, credentials=credentials, admin_token=token, seed=seed)
+    console = Console(stderr=True)
+    with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
+        files = make_tls(Path(scratch), host) if tls else None
+        if files is not None and ca_out is not None:
+            ca_out.write_bytes(files.ca_pem)
+        base = f"{'https' if tls else 'http'}://{host}:{port}"
+        console.print(f"[bold]{model.title or model.name}[/] at {base}")
+        console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
+        console.print(f"admin API: {base}/_myna/admin/ with token {token}")
+        if ca_out is not None:
+            console.print(f"CA certificate: {ca_out}")
+        # A network database makes each request wait on I/O: keep the event loop free.
+        threadpool = not db.startswith("sqlite")
+        server = server_for(
+            mock, host=host, port=port, tls=files, threadpool=threadpool, log_level="info"
+        )
+        server.run()
+
+
+def _seed_default_world(
+    model: ServiceModel, store: SqlStore, *, seed: int, records: int, seed_dir: Path | None
+) -> None:
+    from myna.mocks.runtime import DEFAULT_WORLD
+    from myna.mocks.seed import seed as seed_store
+    from myna.mocks.seed import seed_from_files
+
+    if any(info.id == DEFAULT_WORLD for info in store.worlds()):
+        return  # a shared database that another process already seeded
+    snapshot: str | None = None
+    if seed_dir is not None:
+        snapshot = seed_from_files(model, store, seed_dir)
+    elif records > 0:
+        snapshot = seed_store(model, store, seed=seed, records=records)
+    store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)
