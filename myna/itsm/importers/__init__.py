@@ -83,11 +83,11 @@ def import_history(
     source = Path(path)
     if not source.is_file():
         raise InputError("no such file", file=str(source))
-    reader = reader_for(source, format)
-    report = ImportReport(str(source), reader.name)
-    pseudonymiser = Pseudonymiser(pseudonymise_key) if pseudonymise_key else None
-    builder = HistoryBuilder(str(source), reader.name, report, pseudonymiser)
     try:
+        reader = reader_for(source, format)
+        report = ImportReport(str(source), reader.name)
+        pseudonymiser = Pseudonymiser(pseudonymise_key) if pseudonymise_key else None
+        builder = HistoryBuilder(str(source), reader.name, report, pseudonymiser)
         metadata = reader.read(source, builder)
     except UnicodeDecodeError as invalid:
         raise InputError(

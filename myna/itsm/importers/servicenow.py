@@ -38,6 +38,7 @@ from myna.itsm.importers.values import (
     IncidentState,
     clean,
     close_code,
+    is_missing,
     parse_bool,
     parse_datetime,
     parse_hold_reason,
@@ -108,6 +109,10 @@ class _Record:
     def text(self, name: str) -> str | None:
         return clean(self.get(name).label)
 
+    def body(self, name: str) -> str | None:
+        """A free-text field with its line breaks."""
+        return self.get(name).label
+
 
 def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
     metadata: dict[str, str] = {}
@@ -157,8 +162,9 @@ def _csv_records(path: Path) -> tuple[Iterator[_Record], dict[str, str]]:
 
 
 def _cell(text: str) -> _Value:
-    value = clean(text)
-    return _Value(value, None)
+    # Kept with its line breaks: journal columns and descriptions are multi-line; `text()`
+    # collapses blanks for single-line fields.
+    return _Value(None if is_missing(text) else text.strip(), None)
 
 
 def _json_records(path: Path) -> Iterator[_Record]:
@@ -200,14 +206,14 @@ def _json_value(value: Any) -> _Value:
         raw = value.get("value")
         display = value.get("display_value")
         return _Value(
-            clean(str(raw)) if raw is not None else None,
-            clean(str(display)) if display is not None else None,
+            _cell(str(raw)).value if raw is not None else None,
+            _cell(str(display)).value if display is not None else None,
         )
     if value is None:
         return _Value(None, None)
     if isinstance(value, bool):
         return _Value("true" if value else "false", None)
-    return _Value(clean(str(value)), None)
+    return _cell(str(value))
 
 
 def _table_of(record: _Record) -> str | None:
@@ -330,7 +336,7 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
             resolved_at=resolved_at,
             closed_at=closed_at,
             closed_by=_user(record, "closed_by", "closer", b),
-            notes=b.scrub(record.text("close_notes")),
+            notes=b.scrub(record.body("close_notes")),
         )
     sys_id = record.get("sys_id").sys_id or stable_sys_id("incident", number)
     return Incident(
@@ -343,7 +349,7 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
         hold_reason=hold if state == IncidentState.ON_HOLD else None,
         source_state=raw_state,
         short_description=b.scrub(record.text("short_description")),
-        description=b.scrub(record.text("description")),
+        description=b.scrub(record.body("description")),
         caller=_user(record, "caller_id", "caller", b),
         opened_by=_user(record, "opened_by", "opener", b),
         created_at=_date(record, "sys_created_on", path, b),

@@ -102,11 +102,13 @@ def _parse(cells: Cells, b: HistoryBuilder) -> _Row:
     line = cells.line
     number = cells.required("number", lambda v: v.strip() if v else None)
     raw_state = cells.raw("incident_state") or ""
-    state = cells.optional("incident_state", parse_state)
+    try:
+        state = parse_state(raw_state)
+    except ValueError:
+        state = None
     if state is None:
-        b.report.add(
-            line, "incident_state", raw_state, "unmapped", "unknown state; read as In Progress"
-        )
+        why = "no ServiceNow state of that name" if raw_state.strip() else "no state"
+        b.report.add(line, "incident_state", raw_state, "unmapped", f"{why}; read as In Progress")
         state = (IncidentState.IN_PROGRESS, None)
     category = b.category(cells.text("category"), cells.text("subcategory"))
     group = b.group(cells.text("assignment_group"))
