@@ -372,7 +372,9 @@ class Mock:
         after = dict(before)
         changed: dict[str, Any] = {}
         for effect in contract.operation.effects:
-            changed[effect.field] = _effect_value(effect, body, contract.error_status)
+            value = _effect_value(effect, body)
+            if value is not _ABSENT:
+                changed[effect.field] = value
         after.update(coerce_scalars(changed, resource.stringly))
         self._touch(resource, before, after, principal)
         self._enforce(contract, resource, before, after, changed, tx)
@@ -672,7 +674,12 @@ def _resource_of(contract: OperationContract) -> ResourceContract:
     return contract.resource
 
 
-def _effect_value(effect: Effect, body: Any, status: int) -> Any:
+_ABSENT = object()
+
+
+def _effect_value(effect: Effect, body: Any) -> Any:
+    """The value an effect sets, or `_ABSENT` when it copies a part of the body that the client
+    left out (the action's request schema says what is required; the rest is optional)."""
     if effect.from_request is None:
         return effect.value
     value = body
@@ -685,9 +692,7 @@ def _effect_value(effect: Effect, body: Any, status: int) -> Any:
         elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
             value = value[int(key)]
         else:
-            raise Rejection(
-                status, f"request body has no {effect.from_request}", fields=(effect.field,)
-            )
+            return _ABSENT
     return value
 
 
