@@ -1,0 +1,697 @@
+"""Seed a mock: generate records that look like the service's own, or read them from files.
+
+Generation is deterministic for a seed (same seed and model, same bytes) and consistent:
+
+- ids and sequence numbers follow each resource's `IdFormat` (`INC0010001`, Salesforce ids with
+  their checksum, ...), and the counters they used are recorded so the runtime continues after;
+- values follow the JSON Schema types and formats, enums follow the learned frequencies, names
+  pick a Faker provider (`email`, `phone`, `city`, ...);
+- references point only at records that exist: referenced resources are seeded first (a
+  topological order; a cycle is broken by leaving the back reference empty);
+- timestamps of a record are in a sensible order (created <= opened <= resolved <= closed <=
+  updated);
+- every state machine's field gets a state, the fields that state requires on entry are filled
+  and the fields only other states require are left empty (a New incident has no close code);
+- with `Conventions.values_as_strings`, numbers and booleans travel as strings (ServiceNow).
+
+`seed_from_files` reads `<resource>.jsonl` or `<resource>.csv` files instead, checking each
+value against the model and naming the file, line and field of anything that does not fit.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import string
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from faker import Faker
+from jsonschema import Draft202012Validator
+
+from myna.errors import InputError, MockError
+from myna.mocks.ids import counter_name, mint_id, needs_counter
+from myna.mocks.store import Record, Store
+from myna.schemas.model import (
+    FieldSpec,
+    IdFormat,
+    JsonSchema,
+    Resource,
+    ServiceModel,
+    StateMachine,
+)
+
+__all__ = [
+    "ANCHOR",
+    "SeedData",
+    "generate",
+    "read_files",
+    "seed",
+    "seed_from_files",
+    "seeding_order",
+]
+
+ANCHOR = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
+"""The "now" of generated data: timestamps lie in the year before it, whatever the clock says."""
+
+_EMPTY_SHARE = 0.2  # optional fields left empty, as real records often have them
+_UNIQUE_TRIES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class SeedData:
+    """Records to load, in load order, and the last value each counter used."""
+
+    records: list[tuple[str, str, Record]]
+    sequences: dict[str, int] = field(default_factory=dict)
+
+    def count(self, resource: str) -> int:
+        return sum(1 for name, _, _ in self.records if name == resource)
+
+
+def seed(
+    model: ServiceModel,
+    store: Store,
+    *,
+    seed: int,
+    records: int | Mapping[str, int],
+    name: str | None = None,
+) -> str:
+    """Generate records and load them as a base snapshot; return its id (`seed-<seed>` unless
+    `name` is given). `records` is a count per resource, or counts for some resources."""
+    data = generate(model, seed=seed, records=records)
+    return store.load_base(data.records, name or f"seed-{seed}", sequences=data.sequences)
+
+
+def seed_from_files(
+    model: ServiceModel, store: Store, directory: Path, *, name: str | None = None
+) -> str:
+    """Load `<resource>.jsonl` / `<resource>.csv` files from `directory` as a base snapshot."""
+    data = read_files(model, directory)
+    return store.load_base(data.records, name or directory.name, sequences=data.sequences)
+
+
+def seeding_order(model: ServiceModel, resources: list[str] | None = None) -> list[str]:
+    """Resources so that every referenced resource comes before the ones referring to it; in a
+    cycle, the alphabetically first remaining resource goes next (its back references stay
+    empty)."""
+    names = sorted(resources if resources is not None else model.resources)
+    needs = {
+        name: {
+            spec.reference.resource
+            for spec in model.resources[name].fields.values()
+            if spec.reference is not None
+            and spec.reference.resource != name
+            and spec.reference.resource in names
+        }
+        for name in names
+    }
+    order: list[str] = []
+    remaining = list(names)
+    while remaining:
+        ready = [name for name in remaining if not needs[name] - set(order)]
+        chosen = ready[0] if ready else remaining[0]
+        order.append(chosen)
+        remaining.remove(chosen)
+    return order
+
+
+def generate(model: ServiceModel, *, seed: int, records: int | Mapping[str, int]) -> SeedData:
+    """Deterministic records for the model (see the module docstring for what they respect)."""
+    counts = _counts(model, records)
+    generator = _Generator(model, seed)
+    out: list[tuple[str, str, Record]] = []
+    for name in seeding_order(model, [n for n, c in counts.items() if c > 0]):
+        out.extend(generator.resource(model.resources[name], counts[name]))
+    return SeedData(out, dict(sorted(generator.counters.items())))
+
+
+def _counts(model: ServiceModel, records: int | Mapping[str, int]) -> dict[str, int]:
+    if isinstance(records, int):
+        return {name: records for name in model.resources}
+    unknown = sorted(set(records) - set(model.resources))
+    if unknown:
+        raise MockError(
+            f"cannot seed unknown resources {unknown}; the model has {sorted(model.resources)}"
+        )
+    return {name: int(records.get(name, 0)) for name in model.resources}
+
+
+class _Generator:
+    """The per-run state of generation: ids made so far, counters, values of unique fields."""
+
+    def __init__(self, model: ServiceModel, seed: int) -> None:
+        self.model = model
+        self.seed = seed
+        self.ids: dict[str, list[Any]] = {}
+        self.counters: dict[str, int] = {}
+        self.unique_values: dict[tuple[str, str], set[str]] = {}
+        self.as_strings = model.conventions.values_as_strings
+
+    def resource(self, resource: Resource, count: int) -> Iterator[tuple[str, str, Record]]:
+        # One random stream per resource: adding a resource to the model leaves the others'
+        # records unchanged.
+        rng = random.Random(f"{self.seed}/{resource.name}")
+        fake = Faker("en_US")
+        fake.seed_instance(rng.getrandbits(64))
+        made = self.ids.setdefault(resource.name, [])
+        for _ in range(count):
+            record_id, id_value = self._new_id(resource, resource.id_field, resource.id_format, rng)
+            record = self._record(resource, rng, fake)
+            record = {resource.id_field: id_value, **record}
+            if self.as_strings:
+                record = _stringify(record)
+            made.append(record[resource.id_field])
+            yield resource.name, record_id, record
+
+    def _new_id(
+        self, resource: Resource, name: str, fmt: IdFormat, rng: random.Random, *, stamp: int = 0
+    ) -> tuple[str, Any]:
+        number = None
+        if needs_counter(fmt):
+            counter = counter_name(resource.name, name)
+            number = self.counters.get(counter, fmt.start - 1) + 1
+            self.counters[counter] = number
+        text = mint_id(fmt, rng, number=number, now_ms=stamp or _millis(ANCHOR))
+        spec = resource.fields.get(name)
+        if fmt.kind == "integer" and spec is not None and _type_of(spec.schema_) == "integer":
+            return text, int(text)
+        return text, text
+
+    def _record(self, resource: Resource, rng: random.Random, fake: Faker) -> Record:
+        states = {
+            sm.field: _pick_state(sm, resource.fields.get(sm.field), rng)
+            for sm in resource.state_machines
+        }
+        required_now, owned_by_states = _state_fields(resource.state_machines, states)
+        times = self._timeline(resource, rng, required_now, owned_by_states)
+        record: Record = {}
+        for name, spec in resource.fields.items():
+            if name == resource.id_field:
+                continue
+            needed = spec.required or name in required_now
+            if name in states:
+                record[name] = _typed_enum(states[name], spec.schema_)
+            elif name in owned_by_states and not needed:
+                self._leave_empty(record, spec)
+            elif spec.reference is not None:
+                value = self._reference(resource, spec, rng, needed)
+                if value is None:
+                    self._leave_empty(record, spec)
+                else:
+                    record[name] = value
+            elif spec.generator is not None:
+                record[name] = self._new_id(resource, name, spec.generator, rng)[1]
+            elif name in times:
+                record[name] = times[name]
+            elif not needed and rng.random() < _EMPTY_SHARE:
+                self._leave_empty(record, spec)
+            else:
+                record[name] = self._unique(resource, spec, rng, fake)
+        return record
+
+    def _leave_empty(self, record: Record, spec: FieldSpec) -> None:
+        if self.as_strings:
+            record[spec.name] = ""
+        elif spec.nullable:
+            record[spec.name] = None
+
+    def _unique(self, resource: Resource, spec: FieldSpec, rng: random.Random, fake: Faker) -> Any:
+        value = _value(spec, rng, fake)
+        if spec.name not in resource.unique:
+            return value
+        seen = self.unique_values.setdefault((resource.name, spec.name), set())
+        for _ in range(_UNIQUE_TRIES):
+            if json.dumps(value) not in seen:
+                break
+            value = _value(spec, rng, fake)
+        else:
+            value = f"{value}-{len(seen)}"
+        seen.add(json.dumps(value))
+        return value
+
+    def _reference(
+        self, resource: Resource, spec: FieldSpec, rng: random.Random, needed: bool
+    ) -> Any:
+        assert spec.reference is not None
+        targets = self.ids.get(spec.reference.resource, [])
+        if not targets or (not needed and rng.random() < _EMPTY_SHARE):
+            return None
+        target_id = rng.choice(targets)
+        target = self.model.resources.get(spec.reference.resource)
+        style = spec.reference.style
+        if style == "link_value":
+            return {"link": self._link(spec.reference.resource, str(target_id)), "value": target_id}
+        if style == "object" and target is not None:
+            return {target.id_field: target_id}
+        return target_id
+
+    def _link(self, resource_name: str, target_id: str) -> str:
+        target = self.model.resources.get(resource_name)
+        server = self.model.servers[0].rstrip("/") if self.model.servers else ""
+        if target is not None and target.item_path:
+            path = target.item_path
+            start, end = path.rfind("{"), path.rfind("}")
+            if 0 <= start < end:
+                return server + path[:start] + target_id + path[end + 1 :]
+        if target is not None and target.collection_path:
+            return f"{server}{target.collection_path.rstrip('/')}/{target_id}"
+        return f"{server}/{resource_name}/{target_id}"
+
+    def _timeline(
+        self,
+        resource: Resource,
+        rng: random.Random,
+        required_now: set[str],
+        owned_by_states: set[str],
+    ) -> dict[str, Any]:
+        names = [
+            name
+            for name, spec in resource.fields.items()
+            if _is_time(spec)
+            and name not in (resource.id_field,)
+            and spec.reference is None
+            and spec.generator is None
+            and (name not in owned_by_states or name in required_now or spec.required)
+        ]
+        moment = ANCHOR - timedelta(days=rng.uniform(2, 400))
+        times: dict[str, Any] = {}
+        for name in sorted(names, key=lambda n: (_time_rank(n), n)):
+            moment += timedelta(minutes=rng.uniform(1, 4 * 24 * 60))
+            times[name] = self._format_time(moment, resource.fields[name])
+        return times
+
+    def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
+        if spec.schema_.get("format") == "date":
+            return moment.date().isoformat()
+        pattern = self.model.conventions.datetime_format
+        if pattern:
+            return moment.strftime(pattern)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _millis(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _pick_state(sm: StateMachine, spec: FieldSpec | None, rng: random.Random) -> str:
+    frequencies = spec.enum_frequencies if spec is not None else None
+    if frequencies:
+        options = [state for state in frequencies if state in sm.states] or list(frequencies)
+        weights = [frequencies[state] for state in options]
+        return rng.choices(options, weights=weights)[0]
+    return rng.choice(sm.states)
+
+
+def _state_fields(
+    machines: list[StateMachine], states: Mapping[str, str]
+) -> tuple[set[str], set[str]]:
+    """Fields the chosen states require, and fields that only some state requires."""
+    required: set[str] = set()
+    owned: set[str] = set()
+    for sm in machines:
+        for fields in sm.required_on_entry.values():
+            owned.update(fields)
+        required.update(sm.required_on_entry.get(states[sm.field], ()))
+    return required, owned
+
+
+_TIME_NAME_SUFFIXES = ("_at", "_on", "date", "stamp", "_time")
+
+
+def _is_time(spec: FieldSpec) -> bool:
+    fmt = spec.schema_.get("format")
+    if fmt in ("date-time", "date"):
+        return True
+    return (
+        fmt is None
+        and _type_of(spec.schema_) == "string"
+        and "enum" not in spec.schema_
+        and spec.name.lower().endswith(_TIME_NAME_SUFFIXES)
+    )
+
+
+_TIME_RANKS = (
+    ("created",),
+    ("opened", "start", "submitted"),
+    (),  # every other timestamp
+    ("resolved",),
+    ("closed", "end"),
+    ("updated", "modified", "modstamp"),
+)
+
+
+def _time_rank(name: str) -> int:
+    """Where a timestamp field falls in a record's life: created, opened, ..., last updated."""
+    lowered = name.lower()
+    for rank in (5, 0, 1, 3, 4):
+        if any(word in lowered for word in _TIME_RANKS[rank]):
+            return rank
+    return 2
+
+
+def _type_of(schema: JsonSchema) -> str | None:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind is None:
+        for key in ("anyOf", "oneOf"):
+            for option in schema.get(key, ()):
+                found = _type_of(option)
+                if found is not None and found != "null":
+                    return found
+    return kind if isinstance(kind, str) else None
+
+
+def _typed_enum(value: str, schema: JsonSchema) -> Any:
+    kind = _type_of(schema)
+    try:
+        if kind == "integer":
+            return int(value)
+        if kind == "number":
+            return float(value)
+    except ValueError:
+        return value
+    if kind == "boolean":
+        return value == "true"
+    return value
+
+
+def _value(spec: FieldSpec, rng: random.Random, fake: Faker) -> Any:
+    if spec.enum_frequencies:
+        options = list(spec.enum_frequencies)
+        weights = list(spec.enum_frequencies.values())
+        return _typed_enum(rng.choices(options, weights=weights)[0], spec.schema_)
+    return _from_schema(spec.schema_, spec.name, rng, fake, depth=0)
+
+
+_MAX_DEPTH = 4
+
+
+def _from_schema(schema: JsonSchema, name: str, rng: random.Random, fake: Faker, depth: int) -> Any:
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return rng.choice(list(schema["enum"]))
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in schema.get(key, ()) if _type_of(o) not in (None, "null")]
+        if options:
+            return _from_schema(options[0], name, rng, fake, depth)
+    kind = _type_of(schema)
+    if kind == "integer":
+        low = int(schema.get("minimum", 0))
+        return rng.randint(low, int(schema.get("maximum", max(low, 0) + 1000)))
+    if kind == "number":
+        floor = float(schema.get("minimum", 0))
+        return round(rng.uniform(floor, float(schema.get("maximum", floor + 1000))), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        if depth >= _MAX_DEPTH:
+            return []
+        items = schema.get("items") or {"type": "string"}
+        low = int(schema.get("minItems", 0))
+        size = rng.randint(low, max(low, int(schema.get("maxItems", 3))))
+        return [_from_schema(items, name, rng, fake, depth + 1) for _ in range(size)]
+    if kind == "object":
+        if depth >= _MAX_DEPTH:
+            return {}
+        required = set(schema.get("required", ()))
+        return {
+            key: _from_schema(sub, key, rng, fake, depth + 1)
+            for key, sub in schema.get("properties", {}).items()
+            if key in required or rng.random() >= _EMPTY_SHARE
+        }
+    return _string(schema, name, rng, fake)
+
+
+def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> str:
+    fmt = schema.get("format")
+    by_format: dict[str, Callable[[], Any]] = {
+        "email": fake.email,
+        "uri": fake.url,
+        "url": fake.url,
+        "hostname": fake.hostname,
+        "ipv4": fake.ipv4,
+        "ipv6": fake.ipv6,
+        "time": fake.time,
+        "uuid": lambda: mint_id(IdFormat(kind="uuid"), rng),
+        "date": lambda: (ANCHOR.date() - timedelta(days=rng.randint(0, 400))).isoformat(),
+        "date-time": lambda: (ANCHOR - timedelta(minutes=rng.randint(0, 400 * 1440))).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
+    }
+    make = by_format.get(fmt) if isinstance(fmt, str) else None
+    text = make() if make is not None else _by_name(name, rng, fake)
+    low = int(schema.get("minLength", 0))
+    high = schema.get("maxLength")
+    if len(text) < low:
+        text += "".join(rng.choice(string.ascii_lowercase) for _ in range(low - len(text)))
+    if high is not None:
+        text = text[: int(high)]
+    return text
+
+
+def _by_name(name: str, rng: random.Random, fake: Faker) -> str:
+    lowered = name.lower()
+    # First match wins, so the more specific names come first.
+    rules: tuple[tuple[tuple[str, ...], Any], ...] = (
+        (("email",), fake.email),
+        (("phone", "mobile", "fax"), fake.phone_number),
+        (("first_name", "firstname"), fake.first_name),
+        (("last_name", "lastname"), fake.last_name),
+        (("user_name", "username", "login"), fake.user_name),
+        (("city",), fake.city),
+        (("country",), fake.country),
+        (("state", "province"), fake.state),
+        (("zip", "postal"), fake.postcode),
+        (("street", "address"), fake.street_address),
+        (("company", "account", "organization", "vendor"), fake.company),
+        (("url", "website", "link"), fake.url),
+        (("short_description", "title", "subject", "summary"), _headline(fake)),
+        (("description", "comment", "note", "body", "text"), fake.paragraph),
+        (("name",), fake.name),
+        (("color", "colour"), fake.color_name),
+        (("currency",), fake.currency_code),
+    )
+    for words, make in rules:
+        if any(word in lowered for word in words):
+            return str(make())
+    return str(fake.word())
+
+
+def _headline(fake: Faker) -> Any:
+    return lambda: fake.sentence(nb_words=5).rstrip(".")
+
+
+def _stringify(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _stringify(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_stringify(item) for item in value]
+    return value
+
+
+# --- seeding from files ------------------------------------------------------------------------
+
+
+def read_files(model: ServiceModel, directory: Path) -> SeedData:
+    """Records from `<resource>.jsonl` / `<resource>.csv` files, checked against the model.
+
+    Each record needs its resource's id field; each value must fit its field's schema; a
+    reference must name a record of the files when its target resource has a file. Counters of
+    sequence ids and numbers continue after the largest value found.
+    """
+    if not directory.is_dir():
+        raise InputError("not a directory of seed files", file=str(directory))
+    files = sorted(p for p in directory.iterdir() if p.suffix in (".jsonl", ".csv"))
+    if not files:
+        raise InputError("no <resource>.jsonl or <resource>.csv files", file=str(directory))
+    loaded: dict[str, list[tuple[str, int, Record]]] = {}
+    paths: dict[str, Path] = {}
+    for path in files:
+        resource = model.resources.get(path.stem)
+        if resource is None:
+            raise InputError(
+                f"no resource {path.stem!r} in the model; it has {sorted(model.resources)}",
+                file=str(path),
+            )
+        if resource.name in loaded:
+            raise InputError(
+                f"a second file for resource {resource.name!r} (first: {paths[resource.name]})",
+                file=str(path),
+            )
+        paths[resource.name] = path
+        rows = _jsonl_rows(path) if path.suffix == ".jsonl" else _csv_rows(path, resource, model)
+        loaded[resource.name] = [
+            (str(_id_of(record, resource, path, line)), line, record) for line, record in rows
+        ]
+    known = {name: {record_id for record_id, _, _ in rows} for name, rows in loaded.items()}
+    out: list[tuple[str, str, Record]] = []
+    sequences: dict[str, int] = {}
+    for name in seeding_order(model, list(loaded)):
+        resource = model.resources[name]
+        path = paths[name]
+        validators = _validators(resource)
+        for record_id, line, record in loaded[name]:
+            _check_record(record, resource, validators, known, path, line, model)
+            _advance_counters(sequences, resource, record)
+            out.append((name, record_id, record))
+    return SeedData(out, dict(sorted(sequences.items())))
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, Record]]:
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    f"not JSON: {error.msg} at column {error.colno}",
+                    file=str(path),
+                    line=line_number,
+                ) from error
+            if not isinstance(record, dict):
+                raise InputError(
+                    f"expected a JSON object, found {type(record).__name__}",
+                    file=str(path),
+                    line=line_number,
+                )
+            yield line_number, record
+
+
+def _csv_rows(path: Path, resource: Resource, model: ServiceModel) -> Iterator[tuple[int, Record]]:
+    as_strings = model.conventions.values_as_strings
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        for row in reader:
+            line = reader.line_num
+            record: Record = {}
+            for name, text in row.items():
+                if name is None:
+                    raise InputError("more values than header columns", file=str(path), line=line)
+                spec = resource.fields.get(name)
+                record[name] = _from_csv(text or "", spec, as_strings, path, line)
+            yield line, record
+
+
+def _from_csv(text: str, spec: FieldSpec | None, as_strings: bool, path: Path, line: int) -> Any:
+    if spec is None or as_strings:
+        return text
+    kind = _type_of(spec.schema_)
+    if text == "":
+        return None if kind != "string" else ""
+    try:
+        if kind == "integer":
+            return int(text)
+        if kind == "number":
+            return float(text)
+        if kind == "boolean":
+            if text.lower() not in ("true", "false"):
+                raise ValueError(text)
+            return text.lower() == "true"
+        if kind in ("object", "array") or (spec.reference is not None and text.startswith("{")):
+            return json.loads(text)
+    except (ValueError, json.JSONDecodeError) as error:
+        raise InputError(
+            f"expected {kind}, found {text!r}", file=str(path), line=line, field=spec.name
+        ) from error
+    return text
+
+
+def _id_of(record: Record, resource: Resource, path: Path, line: int) -> Any:
+    value = record.get(resource.id_field)
+    if value is None or value == "":
+        raise InputError(
+            "every record needs its id field", file=str(path), line=line, field=resource.id_field
+        )
+    return value
+
+
+def _validators(resource: Resource) -> dict[str, Any]:
+    return {
+        name: Draft202012Validator(spec.schema_)
+        for name, spec in resource.fields.items()
+        if spec.schema_
+    }
+
+
+def _check_record(
+    record: Record,
+    resource: Resource,
+    validators: Mapping[str, Any],
+    known: Mapping[str, set[str]],
+    path: Path,
+    line: int,
+    model: ServiceModel,
+) -> None:
+    for name, value in record.items():
+        spec = resource.fields.get(name)
+        if spec is None:
+            raise InputError(
+                f"no field {name!r} in resource {resource.name!r}",
+                file=str(path),
+                line=line,
+                field=name,
+            )
+        empty = value is None or (value == "" and model.conventions.values_as_strings)
+        if empty:
+            continue
+        validator = validators.get(name)
+        if validator is not None:
+            error = next(iter(validator.iter_errors(value)), None)
+            if error is not None:
+                raise InputError(
+                    f"value {value!r} does not fit the field's schema: {error.message}",
+                    file=str(path),
+                    line=line,
+                    field=name,
+                )
+        if spec.reference is not None and spec.reference.resource in known:
+            target = _reference_id(value)
+            if target is not None and target not in known[spec.reference.resource]:
+                raise InputError(
+                    f"references {spec.reference.resource} {target!r}, which no file defines",
+                    file=str(path),
+                    line=line,
+                    field=name,
+                )
+
+
+def _reference_id(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in ("value", "id", "Id", "sys_id"):
+            if key in value:
+                return _reference_id(value[key])
+        return None
+    return None if value in (None, "") else str(value)
+
+
+def _advance_counters(sequences: dict[str, int], resource: Resource, record: Record) -> None:
+    formats = [(resource.id_field, resource.id_format)] + [
+        (name, spec.generator) for name, spec in resource.fields.items() if spec.generator
+    ]
+    for name, fmt in formats:
+        if not needs_counter(fmt):
+            continue
+        number = _counter_value(fmt, record.get(name))
+        if number is not None:
+            counter = counter_name(resource.name, name)
+            sequences[counter] = max(sequences.get(counter, number), number)
+
+
+def _counter_value(fmt: IdFormat, value: Any) -> int | None:
+    text = str(value) if value not in (None, "") else ""
+    if fmt.prefix and text.startswith(fmt.prefix):
+        text = text[len(fmt.prefix) :]
+    return int(text) if text.isdigit() else None

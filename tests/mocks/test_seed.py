@@ -1,0 +1,427 @@
+"""Seeding: deterministic, consistent records generated from a model, or read from files."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import given, settings
+from jsonschema import Draft202012Validator
+
+from myna.errors import InputError, MockError
+from myna.mocks.evaluate import reference_id
+from myna.mocks.ids import salesforce_checksum
+from myna.mocks.query import Query
+from myna.mocks.seed import SeedData, generate, read_files, seed, seed_from_files, seeding_order
+from myna.mocks.sqlstore import SqlStore
+from myna.schemas.model import (
+    Conventions,
+    FieldSpec,
+    IdFormat,
+    Reference,
+    Resource,
+    ServiceModel,
+    StateMachine,
+)
+
+
+def text(name: str, **schema: Any) -> FieldSpec:
+    return FieldSpec(name=name, schema={"type": "string", **schema})
+
+
+def timestamp(name: str) -> FieldSpec:
+    return text(name, format="date-time")
+
+
+INCIDENT = Resource(
+    name="incident",
+    id_field="sys_id",
+    id_format=IdFormat(kind="hex32"),
+    item_path="/api/now/table/incident/{sys_id}",
+    unique=["number"],
+    fields={
+        "sys_id": text("sys_id"),
+        "number": FieldSpec(
+            name="number",
+            schema={"type": "string"},
+            generator=IdFormat(kind="sequence", prefix="INC", width=7, start=10001),
+        ),
+        "state": FieldSpec(
+            name="state",
+            schema={"type": "string"},
+            enum_frequencies={"1": 60, "2": 30, "6": 10, "8": 0},
+        ),
+        "priority": text("priority", enum=["1", "2", "3", "4", "5"]),
+        "short_description": text("short_description"),
+        "caller_id": FieldSpec(
+            name="caller_id", reference=Reference(resource="sys_user", style="link_value")
+        ),
+        "parent": FieldSpec(name="parent", reference=Reference(resource="incident")),
+        "opened_at": timestamp("opened_at"),
+        "resolved_at": timestamp("resolved_at"),
+        "close_code": text("close_code"),
+        "sys_created_on": timestamp("sys_created_on"),
+        "sys_updated_on": timestamp("sys_updated_on"),
+        "reassignment_count": FieldSpec(
+            name="reassignment_count", schema={"type": "integer", "minimum": 0, "maximum": 9}
+        ),
+        "active": FieldSpec(name="active", schema={"type": "boolean"}),
+    },
+    state_machines=[
+        StateMachine(
+            field="state",
+            states=["1", "2", "6", "8"],
+            required_on_entry={"6": ["resolved_at", "close_code"]},
+        )
+    ],
+)
+USER = Resource(
+    name="sys_user",
+    id_field="sys_id",
+    id_format=IdFormat(kind="hex32"),
+    item_path="/api/now/table/sys_user/{sys_id}",
+    unique=["email"],
+    fields={
+        "sys_id": text("sys_id"),
+        "name": text("name"),
+        "email": text("email", format="email"),
+        "manager": FieldSpec(name="manager", reference=Reference(resource="sys_user")),
+    },
+)
+SERVICENOW = ServiceModel(
+    name="servicenow",
+    servers=["https://dev.service-now.com"],
+    conventions=Conventions(values_as_strings=True, datetime_format="%Y-%m-%d %H:%M:%S"),
+    resources={"incident": INCIDENT, "sys_user": USER},
+)
+TYPED = SERVICENOW.model_copy(update={"conventions": Conventions()})
+
+
+def dumped(data: SeedData) -> bytes:
+    return json.dumps([data.records, data.sequences]).encode()
+
+
+def records_of(data: SeedData, resource: str) -> list[dict[str, Any]]:
+    return [record for name, _, record in data.records if name == resource]
+
+
+def test_the_same_seed_gives_the_same_bytes() -> None:
+    first = generate(SERVICENOW, seed=7, records=25)
+    assert dumped(first) == dumped(generate(SERVICENOW, seed=7, records=25))
+    assert dumped(first) != dumped(generate(SERVICENOW, seed=8, records=25))
+
+
+def test_adding_a_resource_leaves_the_others_records_unchanged() -> None:
+    alone = ServiceModel(name="servicenow", resources={"sys_user": USER})
+    assert records_of(generate(alone, seed=3, records=5), "sys_user") == records_of(
+        generate(TYPED, seed=3, records=5), "sys_user"
+    )
+
+
+@given(seed_value=st.integers(0, 2**32), users=st.integers(0, 6), incidents=st.integers(0, 12))
+@settings(max_examples=25, deadline=None)
+def test_references_only_point_at_records_that_exist(
+    seed_value: int, users: int, incidents: int
+) -> None:
+    data = generate(SERVICENOW, seed=seed_value, records={"sys_user": users, "incident": incidents})
+    ids = {
+        name: {record_id for n, record_id, _ in data.records if n == name}
+        for name in ("incident", "sys_user")
+    }
+    seen: dict[str, set[str]] = {"incident": set(), "sys_user": set()}
+    for name, record_id, record in data.records:
+        for field, target in (
+            ("caller_id", "sys_user"),
+            ("manager", "sys_user"),
+            ("parent", "incident"),
+        ):
+            value = reference_id(record.get(field))
+            if value is not None:
+                assert value in ids[target]
+                # Loaded before the record that points at it.
+                assert value in seen[target]
+        seen[name].add(record_id)
+    assert len(ids["incident"]) == incidents
+
+
+def test_link_value_references_carry_the_targets_url() -> None:
+    data = generate(SERVICENOW, seed=1, records=10)
+    callers = [r["caller_id"] for r in records_of(data, "incident") if r["caller_id"]]
+    assert callers
+    for caller in callers:
+        assert caller["link"] == (
+            f"https://dev.service-now.com/api/now/table/sys_user/{caller['value']}"
+        )
+
+
+def test_states_follow_frequencies_and_carry_their_required_fields() -> None:
+    incidents = records_of(generate(SERVICENOW, seed=2, records=400), "incident")
+    states = [r["state"] for r in incidents]
+    assert states.count("1") > states.count("2") > states.count("6") > 0
+    assert "8" not in states  # never observed, never seeded
+    for record in incidents:
+        resolved = record["state"] == "6"
+        assert bool(record["resolved_at"]) is resolved
+        assert bool(record["close_code"]) is resolved
+
+
+def test_timestamps_of_a_record_are_in_order() -> None:
+    for record in records_of(generate(SERVICENOW, seed=4, records=60), "incident"):
+        moments = [
+            datetime.strptime(record[name], "%Y-%m-%d %H:%M:%S")
+            for name in ("sys_created_on", "opened_at", "resolved_at", "sys_updated_on")
+            if record[name]
+        ]
+        assert moments == sorted(moments)
+
+
+def test_sequences_number_records_and_are_recorded() -> None:
+    data = generate(SERVICENOW, seed=5, records=3)
+    assert [r["number"] for r in records_of(data, "incident")] == [
+        "INC0010001",
+        "INC0010002",
+        "INC0010003",
+    ]
+    assert data.sequences == {"incident.number": 10003}
+
+
+def test_values_travel_as_strings_when_the_service_does_that() -> None:
+    def scalars(value: Any) -> list[Any]:
+        if isinstance(value, dict):
+            return [s for item in value.values() for s in scalars(item)]
+        return [value]
+
+    for _, _, record in generate(SERVICENOW, seed=6, records=20).records:
+        assert all(isinstance(value, str) for value in scalars(record))
+
+
+def test_typed_values_fit_their_schemas_and_unique_fields_are_unique() -> None:
+    data = generate(TYPED, seed=6, records=80)
+    for name, _, record in data.records:
+        for field, spec in TYPED.resources[name].fields.items():
+            if field in record and record[field] is not None and spec.schema_:
+                Draft202012Validator(spec.schema_).validate(record[field])
+    emails = [r["email"] for r in records_of(data, "sys_user") if "email" in r]
+    assert len(emails) == len(set(emails))
+
+
+def email_is_valid(value: str) -> bool:
+    return re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]+", value) is not None
+
+
+def test_formats_and_names_pick_fitting_values() -> None:
+    users = records_of(generate(TYPED, seed=9, records=20), "sys_user")
+    assert all(email_is_valid(u["email"]) for u in users if "email" in u)
+    assert any(" " in u.get("name", "") for u in users)  # a person's name, not one word
+
+
+SALESFORCE_ID = re.compile(r"[a-zA-Z0-9]{18}")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "schema", "check"),
+    [
+        pytest.param(IdFormat(kind="hex32"), {}, re.compile(r"[0-9a-f]{32}").fullmatch, id="hex32"),
+        pytest.param(
+            IdFormat(kind="uuid"),
+            {},
+            re.compile(
+                r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+            ).fullmatch,
+            id="uuid",
+        ),
+        pytest.param(
+            IdFormat(kind="ulid"),
+            {},
+            re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}").fullmatch,
+            id="ulid",
+        ),
+        pytest.param(
+            IdFormat(kind="salesforce", prefix="500"),
+            {},
+            lambda v: v.startswith("500") and v[15:] == salesforce_checksum(v[:15]),
+            id="salesforce",
+        ),
+        pytest.param(
+            IdFormat(kind="prefixed", prefix="cus_", width=14),
+            {},
+            re.compile(r"cus_[a-z0-9]{14}").fullmatch,
+            id="prefixed",
+        ),
+        pytest.param(IdFormat(kind="integer", start=1), {"type": "integer"}, None, id="integer"),
+    ],
+)
+def test_ids_follow_the_resources_format(fmt: IdFormat, schema: dict[str, Any], check: Any) -> None:
+    model = ServiceModel(
+        name="m",
+        resources={
+            "thing": Resource(
+                name="thing",
+                id_field="id",
+                id_format=fmt,
+                fields={"id": FieldSpec(name="id", schema=schema)},
+            )
+        },
+    )
+    data = generate(model, seed=1, records=5)
+    values = [record["id"] for record in records_of(data, "thing")]
+    assert len(set(values)) == 5
+    if check is None:
+        assert values == [1, 2, 3, 4, 5]
+        assert data.sequences == {"thing.id": 5}
+    else:
+        assert all(check(value) for value in values)
+
+
+def test_a_reference_cycle_is_broken_by_leaving_the_back_reference_empty() -> None:
+    def pointing(name: str, target: str) -> Resource:
+        return Resource(
+            name=name,
+            id_field="id",
+            id_format=IdFormat(kind="hex32"),
+            fields={
+                "other": FieldSpec(
+                    name="other", required=True, reference=Reference(resource=target)
+                )
+            },
+        )
+
+    model = ServiceModel(name="m", resources={"a": pointing("a", "b"), "b": pointing("b", "a")})
+    assert seeding_order(model) == ["a", "b"]
+    data = generate(model, seed=1, records=5)
+    assert all("other" not in record for record in records_of(data, "a"))
+    assert all(record["other"] for record in records_of(data, "b"))
+
+
+def test_counts_may_name_some_resources_but_only_known_ones() -> None:
+    data = generate(SERVICENOW, seed=1, records={"sys_user": 3})
+    assert (data.count("sys_user"), data.count("incident")) == (3, 0)
+    with pytest.raises(MockError, match="unknown resources \\['problem'\\]"):
+        generate(SERVICENOW, seed=1, records={"problem": 3})
+
+
+def test_a_seeded_world_continues_the_numbering() -> None:
+    store = SqlStore(SERVICENOW)
+    snapshot = seed(SERVICENOW, store, seed=1, records=4)
+    assert snapshot == "seed-1"
+    store.create_world("w", from_snapshot=snapshot)
+    with store.transaction("w") as tx:
+        assert tx.list("incident", Query())[1] == 4
+        assert tx.next_sequence("incident.number", 10001) == 10005
+    store.close()
+
+
+# --- from files --------------------------------------------------------------------------------
+
+
+def write(directory: Path, name: str, content: str) -> Path:
+    path = directory / name
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+USERS_JSONL = (
+    '{"sys_id": "u1", "name": "Ann", "email": "ann@example.com"}\n'
+    "\n"
+    '{"sys_id": "u2", "name": "Bob", "manager": "u1"}\n'
+)
+INCIDENTS_CSV = (
+    "sys_id,number,state,caller_id,reassignment_count,active\n"
+    "i1,INC0010007,1,u1,2,true\n"
+    "i2,INC0010042,2,u2,,false\n"
+)
+
+
+def test_files_load_as_a_base_with_counters_after_the_largest_number(tmp_path: Path) -> None:
+    write(tmp_path, "sys_user.jsonl", USERS_JSONL)
+    write(tmp_path, "incident.csv", INCIDENTS_CSV)
+    data = read_files(TYPED, tmp_path)
+    assert [(name, record_id) for name, record_id, _ in data.records] == [
+        ("sys_user", "u1"),
+        ("sys_user", "u2"),
+        ("incident", "i1"),
+        ("incident", "i2"),
+    ]
+    assert records_of(data, "incident")[0] == {
+        "sys_id": "i1",
+        "number": "INC0010007",
+        "state": "1",
+        "caller_id": "u1",
+        "reassignment_count": 2,
+        "active": True,
+    }
+    assert data.sequences == {"incident.number": 10042}
+    store = SqlStore(TYPED)
+    store.create_world("w", from_snapshot=seed_from_files(TYPED, store, tmp_path, name="files"))
+    with store.transaction("w") as tx:
+        assert tx.get("sys_user", "u2") == {"sys_id": "u2", "name": "Bob", "manager": "u1"}
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        pytest.param(
+            {"sys_user.jsonl": '{"sys_id": "u1"}\n{"sys_id": \n'},
+            r"sys_user.jsonl, line 2: not JSON",
+            id="bad-json",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '["u1"]\n'},
+            r"line 1: expected a JSON object, found list",
+            id="not-an-object",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '{"name": "Ann"}\n'},
+            r"line 1, field sys_id: every record needs its id field",
+            id="missing-id",
+        ),
+        pytest.param(
+            {"incident.csv": "sys_id,reassignment_count\ni1,two\n"},
+            r"incident.csv, line 2, field reassignment_count: expected integer, found 'two'",
+            id="csv-wrong-type",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '{"sys_id": "u1", "email": 5}\n'},
+            r"line 1, field email: value 5 does not fit the field's schema",
+            id="schema-mismatch",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '{"sys_id": "u1", "manager": "u9"}\n'},
+            r"line 1, field manager: references sys_user 'u9', which no file defines",
+            id="dangling-reference",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '{"sys_id": "u1", "shoe_size": 9}\n'},
+            r"field shoe_size: no field 'shoe_size' in resource 'sys_user'",
+            id="unknown-field",
+        ),
+        pytest.param(
+            {"problem.jsonl": "{}\n"},
+            r"problem.jsonl: no resource 'problem' in the model",
+            id="unknown-resource",
+        ),
+        pytest.param(
+            {"sys_user.jsonl": '{"sys_id": "u1"}\n', "sys_user.csv": "sys_id\nu2\n"},
+            r"sys_user.jsonl: a second file for resource 'sys_user'",
+            id="two-files-one-resource",
+        ),
+    ],
+)
+def test_file_errors_name_the_file_line_and_field(
+    tmp_path: Path, files: dict[str, str], message: str
+) -> None:
+    for name, content in files.items():
+        write(tmp_path, name, content)
+    with pytest.raises(InputError, match=message):
+        read_files(TYPED, tmp_path)
+
+
+def test_an_empty_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"no <resource>\.jsonl or <resource>\.csv files"):
+        read_files(TYPED, tmp_path)
