@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from hypothesis import given
@@ -437,3 +440,36 @@ def _syntax_error(text: str) -> QuerySyntaxError | None:
     except QuerySyntaxError as error:
         return error
     return None
+
+
+# --- real recordings ---
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+SALESFORCE_HARS = sorted((CORPUS / "har" / "jupiterone_graph-salesforce").rglob("*.har"))
+
+
+def _recorded_soql() -> list[str]:
+    queries: set[str] = set()
+    for har in SALESFORCE_HARS:
+        for entry in json.loads(har.read_text(encoding="utf-8"))["log"]["entries"]:
+            url = urlsplit(entry["request"]["url"])
+            if url.path.endswith(("/query", "/queryAll")):
+                queries.update(value for key, value in parse_qsl(url.query) if key == "q")
+    return sorted(queries)
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not SALESFORCE_HARS, reason=f"no Salesforce recordings under {CORPUS}")
+def test_every_recorded_salesforce_query_parses() -> None:
+    queries = _recorded_soql()
+    assert queries, "the Salesforce recordings hold no /query calls"
+    for text in queries:
+        query = parse_soql(text, now=NOW)
+        written = text.split(" FROM ")[0].removeprefix("SELECT ").split(", ")
+        assert query.fields == tuple(written)
+        assert query.object_name == text.rsplit(" FROM ", 1)[1]
+
+
+@pytest.mark.parametrize("name", ["Group", "Order", "order"])
+def test_objects_named_like_keywords(name: str) -> None:
+    assert parse_soql(f"SELECT Id FROM {name} ORDER BY Id").object_name == name

@@ -420,9 +420,11 @@ class Parser:
         self.keyword("SELECT")
         select = self.select_list()
         self.keyword("FROM")
-        object_name = self.identifier("an object name after FROM")
-        if "." in object_name:
-            raise self.error(f"expected an object name after FROM, found {object_name}")
+        # Any identifier: standard objects include Group and Order, which are keywords elsewhere.
+        token = self.token
+        if token.kind != "ident" or "." in token.text:
+            raise self.error(f"expected an object name after FROM, found {token.text or 'nothing'}")
+        object_name = self.advance().text
         where = self.where_clause()
         order_by = self.order_by_clause()
         limit, offset = self.limit_offset()
