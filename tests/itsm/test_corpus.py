@@ -68,8 +68,15 @@ def test_uci_sample_final_states_reopenings_and_close_codes_match_the_file() -> 
         int(r["reopen_count"]) for r in last.values()
     )
     codes = Counter(r["closed_code"] for r in last.values() if r["closed_code"] != "?")
-    reported = {i.value: i.count for i in report.issues if i.column == "closed_code"}
+    reported = {i.value: i.count for i in report.issues if i.column == "closed_code" and i.value}
     assert reported == dict(codes)
+    unresolved = sum(
+        1
+        for r in last.values()
+        if r["incident_state"] in ("Resolved", "Closed") and r["closed_code"] == "?"
+    )
+    (missing,) = [i for i in report.issues if i.column == "closed_code" and not i.value]
+    assert (missing.kind, missing.count) == ("inconsistent", unresolved)
 
 
 def test_uci_sample_converts_to_records_whose_references_resolve() -> None:
@@ -121,3 +128,15 @@ def test_servicenow_export_keeps_sys_ids_and_numeric_states() -> None:
     assert {r["assignment_group"] for r in records["incident"]} == {
         r["assignment_group"] for r in rows
     }
+
+
+def test_pseudonymised_servicenow_export_names_nobody_from_the_source() -> None:
+    path = corpus_file(IBM)
+    rows = _rows(path)
+    history, _ = import_history(path, pseudonymise_key="corpus")
+    records = to_servicenow_records(history)
+    source_people = {r[c] for r in rows for c in ("sys_created_by", "sys_updated_by") if r[c]}
+    written = {r[c] for r in records["incident"] for c in ("sys_created_by", "sys_updated_by")}
+    assert source_people
+    assert written.isdisjoint(source_people)
+    assert {u["user_name"] for u in records["sys_user"]} >= written

@@ -115,3 +115,11 @@ def test_malformed_json_exports_are_input_errors(tmp_path: Path, document: str, 
     path.write_text(document, encoding="utf-8")
     with pytest.raises(InputError, match=match):
         import_history(path)
+
+
+def test_a_json_record_without_an_opening_time_names_its_entry(tmp_path: Path) -> None:
+    path = tmp_path / "incident.json"
+    path.write_text('{"result": [{"number": "INC0000001", "short_description": "x"}]}')
+    with pytest.raises(InputError) as raised:
+        import_history(path)
+    assert (raised.value.entry, raised.value.field) == (0, "opened_at")

@@ -14,7 +14,7 @@ from myna.errors import InputError
 from myna.itsm.importers import bpic, servicenow, uci
 from myna.itsm.importers.builder import HistoryBuilder
 from myna.itsm.importers.model import SourceFormat
-from myna.itsm.importers.table import column_index, read_header
+from myna.itsm.importers.table import Header, column_index, read_header
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,34 +85,33 @@ def reader_for(path: Path, format: str | None = None) -> Reader:
         return reader
     if path.suffix.lower() == ".json":
         return next(reader for reader in READERS.values() if reader.reads_json)
-    columns, line = _columns(path)
+    header = _header(path)
     for reader in READERS.values():
-        if reader.columns <= set(column_index_names(columns, reader.aliases)):
+        if not _missing(header, reader):
             return reader
     expected = "; ".join(
         f"{reader.name} needs {', '.join(sorted(reader.columns))}" for reader in READERS.values()
     )
+    shown = ", ".join(header.columns[:8]) + (", ..." if len(header.columns) > 8 else "")
     raise InputError(
-        f"cannot tell the format from the header ({', '.join(columns[:8])}...): {expected}",
+        f"cannot tell the format from the header ({shown}): {expected}",
         file=str(path),
-        line=line,
+        line=header.line,
     )
 
 
-def column_index_names(columns: tuple[str, ...], aliases: Mapping[str, str]) -> list[str]:
-    return [aliases.get(name, name) for name in columns]
-
-
-def _columns(path: Path) -> tuple[tuple[str, ...], int]:
+def _header(path: Path) -> Header:
     with path.open(newline="", encoding="utf-8-sig") as stream:
-        header = read_header(stream, path)
-    return header.columns, header.line
+        return read_header(stream, path)
+
+
+def _missing(header: Header, reader: Reader) -> list[str]:
+    return sorted(reader.columns - column_index(header, reader.aliases).keys())
 
 
 def _check_columns(path: Path, reader: Reader) -> None:
-    with path.open(newline="", encoding="utf-8-sig") as stream:
-        header = read_header(stream, path)
-    missing = sorted(reader.columns - column_index(header, reader.aliases).keys())
+    header = _header(path)
+    missing = _missing(header, reader)
     if missing:
         raise InputError(
             f"not a {reader.name} file: the header lacks {', '.join(missing)}",

@@ -30,6 +30,7 @@ from myna.itsm.importers.model import (
     stable_sys_id,
 )
 from myna.itsm.importers.table import column_index, normalise_column, read_header, rows
+from myna.itsm.importers.uci import MISSING_CLOSE_CODE
 from myna.itsm.importers.values import (
     CHANGE_STATES,
     PROBLEM_STATES,
@@ -101,7 +102,9 @@ class _Value:
 @dataclass(frozen=True, slots=True)
 class _Record:
     line: int
+    """The CSV line, or the entry's index in a JSON export."""
     fields: Mapping[str, _Value]
+    from_json: bool = False
 
     def get(self, name: str) -> _Value:
         return self.fields.get(name, _Value(None, None))
@@ -126,9 +129,9 @@ def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
         if table == "incident":
             builder.add(_incident(record, path, builder))
         elif table == "problem":
-            builder.put_problem(_problem(record, path, builder))
+            builder.put_problem(_problem(record, builder))
         elif table == "change_request":
-            builder.put_change(_change(record, path, builder))
+            builder.put_change(_change(record, builder))
         else:
             builder.report.add(
                 record.line,
@@ -198,6 +201,7 @@ def _json_records(path: Path) -> Iterator[_Record]:
                 LABELS.get(normalise_column(k), normalise_column(k)): _json_value(v)
                 for k, v in item.items()
             },
+            from_json=True,
         )
 
 
@@ -224,7 +228,7 @@ def _table_of(record: _Record) -> str | None:
     return _PREFIX_TABLES.get(number[:3].upper())
 
 
-def _date(record: _Record, name: str, path: Path, builder: HistoryBuilder) -> datetime | None:
+def _date(record: _Record, name: str, builder: HistoryBuilder) -> datetime | None:
     raw = record.get(name).value
     try:
         return parse_datetime(raw)
@@ -263,12 +267,13 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
     line = record.line
     number = record.text("number")
     assert number is not None
-    opened_at = _date(record, "opened_at", path, b) or _date(record, "sys_created_on", path, b)
+    opened_at = _date(record, "opened_at", b) or _date(record, "sys_created_on", b)
     if opened_at is None:
         raise InputError(
             "an incident needs opened_at (or sys_created_on) to place its lifecycle",
             file=str(path),
-            line=line,
+            line=None if record.from_json else line,
+            entry=line if record.from_json else None,
             field="opened_at",
             number=number,
         )
@@ -283,9 +288,9 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
     assignee = _user(record, "assigned_to", "assignee", b)
     b.member(group, assignee)
     updated_by = _user(record, "sys_updated_by", "updater", b)
-    resolved_at = _date(record, "resolved_at", path, b)
-    closed_at = _date(record, "closed_at", path, b)
-    updated_at = _date(record, "sys_updated_on", path, b) or opened_at
+    resolved_at = _date(record, "resolved_at", b)
+    closed_at = _date(record, "closed_at", b)
+    updated_at = _date(record, "sys_updated_on", b) or opened_at
     impact = _parse(record, "impact", lambda v: parse_level(v, low=1, high=3), b)
     urgency = _parse(record, "urgency", lambda v: parse_level(v, low=1, high=3), b)
     source_priority = _parse(record, "priority", lambda v: parse_level(v, low=1, high=5), b)
@@ -329,6 +334,8 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
                 "kept_verbatim",
                 "not one of ServiceNow's close codes; kept as is",
             )
+        if code is None:
+            b.report.add(line, "close_code", "", "inconsistent", MISSING_CLOSE_CODE)
         resolution = Resolution(
             code=code,
             source_code=source_code,
@@ -352,7 +359,7 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
         description=b.scrub(record.body("description")),
         caller=_user(record, "caller_id", "caller", b),
         opened_by=_user(record, "opened_by", "opener", b),
-        created_at=_date(record, "sys_created_on", path, b),
+        created_at=_date(record, "sys_created_on", b),
         created_by=_user(record, "sys_created_by", "creator", b),
         updated_at=updated_at,
         updated_by=updated_by,
@@ -454,7 +461,7 @@ def _split_journal(text: str) -> list[tuple[datetime | None, str | None, str]]:
     return entries
 
 
-def _problem(record: _Record, path: Path, b: HistoryBuilder) -> Problem:
+def _problem(record: _Record, b: HistoryBuilder) -> Problem:
     number = record.text("number")
     assert number is not None
     state, known = stored_choice(record.get("state").label, PROBLEM_STATES)
@@ -468,15 +475,15 @@ def _problem(record: _Record, path: Path, b: HistoryBuilder) -> Problem:
         number=number,
         short_description=b.scrub(record.text("short_description")),
         state=state,
-        opened_at=_date(record, "opened_at", path, b),
-        closed_at=_date(record, "closed_at", path, b),
+        opened_at=_date(record, "opened_at", b),
+        closed_at=_date(record, "closed_at", b),
         cmdb_ci=_ci(record, b),
         assignment_group=_group(record, b),
         assigned_to=_user(record, "assigned_to", "assignee", b),
     )
 
 
-def _change(record: _Record, path: Path, b: HistoryBuilder) -> ChangeRequest:
+def _change(record: _Record, b: HistoryBuilder) -> ChangeRequest:
     number = record.text("number")
     assert number is not None
     state, known = stored_choice(record.get("state").label, CHANGE_STATES)
@@ -495,10 +502,10 @@ def _change(record: _Record, path: Path, b: HistoryBuilder) -> ChangeRequest:
         short_description=b.scrub(record.text("short_description")),
         state=state,
         type=change_type.lower() if change_type else None,
-        opened_at=_date(record, "opened_at", path, b),
-        closed_at=_date(record, "closed_at", path, b),
-        start_date=_date(record, "start_date", path, b),
-        end_date=_date(record, "end_date", path, b),
+        opened_at=_date(record, "opened_at", b),
+        closed_at=_date(record, "closed_at", b),
+        start_date=_date(record, "start_date", b),
+        end_date=_date(record, "end_date", b),
         cmdb_ci=_ci(record, b),
         assignment_group=group,
         assigned_to=assignee,

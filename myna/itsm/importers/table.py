@@ -113,15 +113,6 @@ class Cells:
             self.report.add(self.line, column, value, "invalid", f"{invalid}; left empty")
             return None
 
-    def require_columns(self, columns: frozenset[str]) -> None:
-        missing = sorted(columns - self._index.keys())
-        if missing:
-            raise InputError(
-                f"missing required columns {', '.join(missing)}",
-                file=str(self.path),
-                line=self.line,
-            )
-
 
 def column_index(header: Header, aliases: Mapping[str, str] | None = None) -> dict[str, int]:
     """Canonical column name -> position; aliases map other spellings onto canonical names."""

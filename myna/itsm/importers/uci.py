@@ -37,6 +37,8 @@ REQUIRED_COLUMNS = frozenset(
 # is reported (once per distinct value) rather than dropped unremarked.
 UNMAPPED_COLUMNS = {"vendor": "the vendor is not an incident field in ServiceNow's base system"}
 
+MISSING_CLOSE_CODE = "resolved without a close code, which ServiceNow requires to resolve"
+
 _INACTIVE = (IncidentState.CLOSED, IncidentState.CANCELED)
 
 NOTIFY = {"do not notify": "1", "send email": "2"}
@@ -271,6 +273,8 @@ def _incident(number: str, events: list[_Row], b: HistoryBuilder) -> Incident:
                 "kept_verbatim",
                 "not one of ServiceNow's close codes (anonymised in the source); kept as is",
             )
+        if code is None:
+            report.add(last.line, "closed_code", "", "inconsistent", MISSING_CLOSE_CODE)
         resolution = Resolution(
             code=code,
             source_code=last.close_code,

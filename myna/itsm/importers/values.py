@@ -46,9 +46,14 @@ def clean(value: str | None) -> str | None:
     UCI writes "Opened by  8" with two spaces in some columns and one in others; collapsing them
     keeps one person one key.
     """
-    if is_missing(value):
+    return None if value is None else _clean(value)
+
+
+@lru_cache(maxsize=65536)
+def _clean(value: str) -> str | None:
+    # Exports repeat a few thousand distinct labels across every row; caching makes this free.
+    if value.strip().lower() in MISSING_MARKERS:
         return None
-    assert value is not None
     return _SPACES.sub(" ", value.strip())
 
 
