@@ -26,7 +26,14 @@ from urllib.parse import quote
 import typer
 
 from myna.errors import MockError
-from myna.schemas.model import JsonSchema, Operation, Resource, ServiceModel, StateMachine
+from myna.schemas.model import (
+    JsonSchema,
+    Operation,
+    Parameter,
+    Resource,
+    ServiceModel,
+    StateMachine,
+)
 
 __all__ = [
     "HttpCall",
@@ -213,7 +220,7 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         required.append(placeholder)
         arguments.append(ToolArgument(placeholder, "path", placeholder))
 
-    for parameter in operation.parameters:
+    for parameter in [*operation.parameters, *_implied_list_parameters(model, operation, resource)]:
         if parameter.location != "query":
             continue
         argument = parameter.name if parameter.name not in properties else f"query_{parameter.name}"
@@ -262,6 +269,40 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         arguments=tuple(arguments),
         open_body=open_body,
     )
+
+
+def _implied_list_parameters(
+    model: ServiceModel, operation: Operation, resource: Resource | None
+) -> list[Parameter]:
+    """Query parameters the mock accepts on a list call although the model did not record them.
+
+    Learning only sees the parameters clients happened to send; the mock serves the service's
+    conventions (paging, the query language, `?field=value` filters) on every list, so the tool
+    offers them too, as `myna.mocks.openapi_doc` does.
+    """
+    if operation.kind != "list":
+        return []
+    declared = {parameter.name for parameter in operation.parameters}
+    pagination = model.conventions.pagination
+    implied: list[Parameter] = []
+    counting: JsonSchema = {"type": "integer", "minimum": 0}
+    for name, role in (
+        (pagination.limit_param, "limit"),
+        (pagination.offset_param, "offset"),
+        (pagination.page_param, "page"),
+    ):
+        if name:
+            implied.append(Parameter(name=name, location="query", role=role, schema_=counting))
+    if pagination.cursor_param:
+        implied.append(Parameter(name=pagination.cursor_param, location="query", role="cursor"))
+    if model.conventions.query_language == "servicenow":
+        implied.append(Parameter(name="sysparm_query", location="query", role="query"))
+    elif model.conventions.query_language == "fields" and resource is not None:
+        implied.extend(
+            Parameter(name=name, location="query", role="filter") for name in resource.fields
+        )
+    unique = {parameter.name: parameter for parameter in implied if parameter.name not in declared}
+    return list(unique.values())
 
 
 def _body_schema(operation: Operation, resource: Resource | None) -> JsonSchema | None:

@@ -185,10 +185,13 @@ def test_the_real_mock_behind_mcp(mock: Mock) -> None:
             {"sys_id": sys_id, "close_code": "Solved", "close_notes": "Restarted the VPN"},
         )
         fetched = await session.call_tool("get_incident", {"sys_id": sys_id})
-        return created, refused, incomplete, resolved, fetched
+        listed = await session.call_tool(
+            "list_incident", {"sysparm_query": "state=6^short_descriptionLIKEvpn"}
+        )
+        return created, refused, incomplete, resolved, fetched, listed
 
     with serving(mcp_app(mock.model, caller)) as url:
-        created, refused, incomplete, resolved, fetched = with_session(url, scenario)
+        created, refused, incomplete, resolved, fetched, listed = with_session(url, scenario)
 
     assert payload(created)["status"] == 201
     assert refused.is_error is True
@@ -203,3 +206,4 @@ def test_the_real_mock_behind_mcp(mock: Mock) -> None:
     record = payload(fetched)["body"]["result"]
     assert (record["state"], record["close_code"]) == ("6", "Solved")
     assert fetched.is_error is False
+    assert [r["sys_id"] for r in payload(listed)["body"]["result"]] == [record["sys_id"]]

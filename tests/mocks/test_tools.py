@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import typer
@@ -28,6 +29,7 @@ from myna.schemas.model import (
     FieldSpec,
     IdFormat,
     Operation,
+    Pagination,
     Parameter,
     Resource,
     ServiceModel,
@@ -232,6 +234,28 @@ def test_list_tool_takes_query_parameters_with_a_query_language_hint(toolbox: To
     assert schema["properties"]["sysparm_limit"]["type"] == "integer"
     assert "required" not in schema
     assert "encoded query" not in toolbox.tool("get_incident").description
+
+
+def test_list_tools_offer_the_conventions_the_mock_serves() -> None:
+    model = incident_model()
+    model.conventions.pagination = Pagination(
+        style="limit_offset", limit_param="sysparm_limit", offset_param="sysparm_offset"
+    )
+    properties = Toolbox(model).tool("list_incident").input_schema["properties"]
+    # sysparm_limit stays as declared; the offset is implied by the paging convention.
+    assert properties["sysparm_limit"] == {"type": "integer", "minimum": 1, "description": ANY}
+    assert properties["sysparm_offset"]["type"] == "integer"
+    assert Toolbox(model).call("list_incident", {"sysparm_offset": 20}).params == {
+        "sysparm_offset": "20"
+    }
+
+
+def test_plain_field_filters_for_services_without_a_query_language() -> None:
+    model = incident_model()
+    model.conventions.query_language = "fields"
+    properties = Toolbox(model).tool("list_incident").input_schema["properties"]
+    assert {"number", "state", "short_description"} <= set(properties)
+    assert properties["state"]["description"] == "return only records whose state equals this value"
 
 
 def test_item_tools_require_the_path_parameter(toolbox: Toolbox) -> None:
