@@ -96,7 +96,7 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
     stringly: set[str] = set()
     references: dict[str, Reference] = {}
     for name, spec in resource.fields.items():
-        wire = _wire_schema(spec, as_strings)
+        wire = _wire_schema(spec, as_strings, conventions.datetime_format)
         properties[name] = wire
         if spec.reference is not None:
             references[name] = spec.reference
@@ -105,7 +105,7 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
         if name == resource.id_field or spec.server_generated or spec.read_only:
             (refused if spec.write_policy == "refuse" else ignored).add(name)
             continue
-        write_properties[name] = _write_schema(spec, as_strings)
+        write_properties[name] = _write_schema(spec, as_strings, conventions.datetime_format)
     if resource.id_field not in properties:
         properties[resource.id_field] = {"type": ["string", "integer"]}
     # No "required": a projection (sysparm_fields, fields=) legitimately leaves out any field.
@@ -134,8 +134,8 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
     return ResourceContract(
         resource=resource,
         record_schema=record_schema,
-        create_validator=Validator(create_schema),
-        update_validator=Validator(update_schema),
+        create_validator=_request_validator(create_schema),
+        update_validator=_request_validator(update_schema),
         create_schema=create_schema,
         update_schema=update_schema,
         record_validator=Validator(record_schema),
@@ -168,11 +168,19 @@ def compile_operation(
         success_status=_success_status(operation),
         error_status=_error_status(operation),
         request_schema=request_schema,
-        request_validator=Validator(request_schema) if request_schema is not None else None,
+        request_validator=_request_validator(request_schema)
+        if request_schema is not None
+        else None,
         response_schema=response_schema,
         response_validator=Validator(response_schema) if response_schema is not None else None,
         id_param=id_param,
     )
+
+
+def _request_validator(schema: JsonSchema) -> Validator:
+    # Formats (email, uuid, date-time...) are checked on the way in so that what the mock
+    # stores, and later answers with, keeps to the schema the model publishes.
+    return Validator(schema, format_checker=Validator.FORMAT_CHECKER)
 
 
 def item_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
@@ -230,9 +238,9 @@ def _rendered_record_schema(contract: ResourceContract, conventions: Conventions
     return schema
 
 
-def _wire_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
+def _wire_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None) -> JsonSchema:
     """The field as responses carry it: strings under values_as_strings, {link, value} refs."""
-    schema = dict(spec.schema_)
+    schema = _timestamps_as_sent(spec.schema_, datetime_format)
     if as_strings and _schema_type(schema) & _SCALAR_TYPES:
         schema = _drop_type_keywords(schema)
         schema["type"] = "string"
@@ -251,9 +259,9 @@ def _wire_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
     return schema
 
 
-def _write_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
+def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None) -> JsonSchema:
     """The field as requests may send it (after scalar coercion under values_as_strings)."""
-    schema = dict(spec.schema_)
+    schema = _timestamps_as_sent(spec.schema_, datetime_format)
     if spec.reference is not None:
         id_schema: JsonSchema = {"type": ["string", "integer"]}
         if spec.reference.style == "link_value":
@@ -273,6 +281,35 @@ def _write_schema(spec: FieldSpec, as_strings: bool) -> JsonSchema:
     if spec.nullable and schema:
         return {"anyOf": [schema, {"type": "null"}]}
     return schema
+
+
+_STRFTIME = {
+    "%Y": r"\d{4}",
+    "%m": r"\d{2}",
+    "%d": r"\d{2}",
+    "%H": r"\d{2}",
+    "%M": r"\d{2}",
+    "%S": r"\d{2}",
+    "%f": r"\d{6}",
+    "%z": r"(?:[+-]\d{4})?",
+    "%Z": r"[A-Z]*",
+    "%%": "%",
+}
+
+
+def _timestamps_as_sent(schema: JsonSchema, datetime_format: str | None) -> JsonSchema:
+    """A `date-time` field of a service with its own timestamp layout (ServiceNow's
+    `2024-01-01 10:00:00` is not RFC 3339) is a string matching that layout."""
+    if datetime_format is None or schema.get("format") != "date-time":
+        return dict(schema)
+    adjusted = {key: value for key, value in schema.items() if key != "format"}
+    adjusted["pattern"] = "^" + strftime_pattern(datetime_format) + "$"
+    return adjusted
+
+
+def strftime_pattern(datetime_format: str) -> str:
+    parts = re.split(r"(%.)", datetime_format)
+    return "".join(_STRFTIME.get(part, re.escape(part)) for part in parts if part)
 
 
 def _drop_type_keywords(schema: JsonSchema) -> JsonSchema:
