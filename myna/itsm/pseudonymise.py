@@ -57,11 +57,26 @@ class Pseudonymiser:
         self._originals: dict[str, str] = {}
         self._pattern: re.Pattern[str] | None = None
 
-    def persona(self, identity: str) -> Persona:
+    def persona(self, identity: str, *, also_known_as: str | None = None) -> Persona:
+        """The persona of `identity`; `also_known_as` is a name the person goes by in free text
+        when the identity itself is an id (a sys_id, a user name)."""
         normalised = " ".join(identity.split()).casefold()
         known = self._personas.get(normalised)
-        if known is not None:
-            return known
+        if known is None:
+            known = self._new(normalised)
+            self._personas[normalised] = known
+            self._remember(identity, known)
+        if also_known_as is not None:
+            self._remember(also_known_as, known)
+        return known
+
+    def _remember(self, original: str, persona: Persona) -> None:
+        folded = " ".join(original.split()).casefold()
+        if self._originals.get(folded) != persona.name:
+            self._originals[folded] = persona.name
+            self._pattern = None
+
+    def _new(self, normalised: str) -> Persona:
         digest = hmac.new(self._key, normalised.encode(), hashlib.sha256).digest()
         self._faker.seed_instance(int.from_bytes(digest[:8], "big"))
         first, last = self._faker.first_name(), self._faker.last_name()
@@ -69,17 +84,13 @@ class Pseudonymiser:
         # same name (ServiceNow requires unique user names).
         suffix = int.from_bytes(digest[8:12], "big") % 10000
         user_name = f"{_ascii_slug(first)}.{_ascii_slug(last)}{suffix:04d}"
-        persona = Persona(
+        return Persona(
             key=digest.hex(),
             first_name=first,
             last_name=last,
             user_name=user_name,
             email=f"{user_name}@{self._domain}",
         )
-        self._personas[normalised] = persona
-        self._originals[identity.casefold()] = persona.name
-        self._pattern = None
-        return persona
 
     def scrub(self, text: str) -> str:
         """`text` with every original identity seen so far replaced by its pseudonym's name.
@@ -87,12 +98,13 @@ class Pseudonymiser:
         Free text (descriptions, notes) often names the caller; only identities this
         pseudonymiser has already mapped can be recognised.
         """
-        # Very short identities ("al", "it") would match inside ordinary words' neighbours.
-        names = sorted((o for o in self._originals if len(o) > 2), key=len, reverse=True)
-        if not names or not text:
+        if not text:
             return text
         if self._pattern is None:
-            alternatives = "|".join(re.escape(name) for name in names)
+            # Longest first, so "Abel Tuter" wins over "Abel"; very short identities ("al")
+            # would replace parts of ordinary prose.
+            names = sorted((o for o in self._originals if len(o) > 2), key=len, reverse=True)
+            alternatives = "|".join(re.escape(name) for name in names) or r"(?!)"
             self._pattern = re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
         originals = self._originals
         return self._pattern.sub(lambda match: originals.get(match[0].casefold(), match[0]), text)

@@ -66,3 +66,34 @@ def test_import_replaces_every_person_consistently_and_leaves_no_original_name(
     assert not [name for name in originals if name in dumped]
     # Groups are not people: they keep their names.
     assert {g.name for g in masked.groups.values()} == {"Group 1"}
+
+
+def test_people_named_in_notes_before_they_appear_in_a_reference_are_still_scrubbed(
+    tmp_path: Path,
+) -> None:
+    records = [
+        {
+            "number": "INC0000001",
+            "short_description": "Beth Anglin cannot print",
+            "opened_at": "2026-01-05 09:00:00",
+            "caller_id": {"value": "a" * 32, "display_value": "Abel Tuter"},
+        },
+        {
+            "number": "INC0000002",
+            "short_description": "Printer fixed",
+            "opened_at": "2026-01-05 10:00:00",
+            "caller_id": {"value": "b" * 32, "display_value": "Beth Anglin"},
+            "close_notes": "Abel Tuter confirmed",
+        },
+    ]
+    path = tmp_path / "incident.json"
+    path.write_text(json.dumps({"records": records}), encoding="utf-8")
+    history, _ = import_history(path, pseudonymise_key="secret")
+    first, second = history.incidents
+    beth = history.users[second.caller or ""].name
+    assert first.short_description == f"{beth} cannot print"
+    dumped = json.dumps(to_servicenow_records(history))
+    assert "Abel Tuter" not in dumped
+    assert "Beth Anglin" not in dumped
+    # Source sys_ids are replaced too: they would link the pseudonym back to the instance.
+    assert "a" * 32 not in dumped

@@ -8,6 +8,7 @@ report what it had to keep verbatim.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
@@ -79,27 +80,35 @@ class HistoryBuilder:
     ) -> str | None:
         """The sys_id of the person `raw` names, creating the user on first sight.
 
-        `sys_id` is the source's own id for the person, kept unless people are pseudonymised
-        (a source id would link the pseudonym back to the source instance).
+        `sys_id` is the source's own id for the person: it identifies the person better than a
+        display name, and is kept as the record's id unless people are pseudonymised (a source
+        id would link the pseudonym back to the source instance).
         """
         label = clean(raw)
         if label is None:
             return None
-        identity = label.casefold()
+        identity = (sys_id or label).casefold()
         known = self._user_keys.get(identity)
         if known is None:
-            user = self._new_user(label, line=line, column=column, source_id=sys_id)
+            user = self._new_user(label, identity, line=line, column=column, source_id=sys_id)
             known = user.sys_id
             self._user_keys[identity] = known
             self.users[known] = user
         user = self.users[known]
+        if user.name == user.sys_id and label != user.sys_id and self.pseudonymiser is None:
+            # First seen as a bare sys_id, now with its display name.
+            named = self._new_user(label, identity, line=line, column=column, source_id=known)
+            user = replace(named, roles=user.roles)
+            self.users[known] = user
         if role not in user.roles:
             self.users[known] = replace(user, roles=user.roles | {role})
         return known
 
-    def _new_user(self, label: str, *, line: int, column: str, source_id: str | None) -> User:
+    def _new_user(
+        self, label: str, identity: str, *, line: int, column: str, source_id: str | None
+    ) -> User:
         if self.pseudonymiser is not None:
-            persona = self.pseudonymiser.persona(label)
+            persona = self.pseudonymiser.persona(identity, also_known_as=label)
             return User(
                 sys_id=stable_sys_id("sys_user", persona.key),
                 key=persona.key,
@@ -232,20 +241,28 @@ class HistoryBuilder:
         if group is not None and user is not None:
             self.memberships.add((group, user))
 
-    def scrub(self, text: str | None) -> str | None:
-        if text is None or self.pseudonymiser is None:
-            return text
-        return self.pseudonymiser.scrub(text)
-
     def add(self, incident: Incident) -> None:
         self.incidents.append(incident)
 
     def build(self, metadata: dict[str, str] | None = None) -> IncidentHistory:
         self.report.incidents = len(self.incidents)
+        incidents = self.incidents
+        if self.pseudonymiser is not None:
+            # Free text is scrubbed last, when every person in the file has been met.
+            scrub = self.pseudonymiser.scrub
+            incidents = [_scrub_incident(incident, scrub) for incident in incidents]
+            self.problems = {
+                k: replace(p, short_description=_optional(scrub, p.short_description))
+                for k, p in self.problems.items()
+            }
+            self.changes = {
+                k: replace(c, short_description=_optional(scrub, c.short_description))
+                for k, c in self.changes.items()
+            }
         return IncidentHistory(
             source=self.source,
             format=self.format,
-            incidents=tuple(self.incidents),
+            incidents=tuple(incidents),
             users=self.users,
             groups=self.groups,
             locations=self.locations,
@@ -259,6 +276,23 @@ class HistoryBuilder:
             metadata=dict(metadata or {}),
             pseudonymised=self.pseudonymiser is not None,
         )
+
+
+def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:
+    return scrub(text) if text is not None else None
+
+
+def _scrub_incident(incident: Incident, scrub: Callable[[str], str]) -> Incident:
+    resolution = incident.resolution
+    if resolution is not None and resolution.notes is not None:
+        resolution = replace(resolution, notes=scrub(resolution.notes))
+    return replace(
+        incident,
+        short_description=_optional(scrub, incident.short_description),
+        description=_optional(scrub, incident.description),
+        resolution=resolution,
+        journal=tuple(replace(entry, text=scrub(entry.text)) for entry in incident.journal),
+    )
 
 
 def earliest(*times: datetime | None) -> datetime | None:

@@ -343,7 +343,7 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
             resolved_at=resolved_at,
             closed_at=closed_at,
             closed_by=_user(record, "closed_by", "closer", b),
-            notes=b.scrub(record.body("close_notes")),
+            notes=record.body("close_notes"),
         )
     sys_id = record.get("sys_id").sys_id or stable_sys_id("incident", number)
     return Incident(
@@ -355,8 +355,8 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
         state=state,
         hold_reason=hold if state == IncidentState.ON_HOLD else None,
         source_state=raw_state,
-        short_description=b.scrub(record.text("short_description")),
-        description=b.scrub(record.body("description")),
+        short_description=record.text("short_description"),
+        description=record.body("description"),
         caller=_user(record, "caller_id", "caller", b),
         opened_by=_user(record, "opened_by", "opener", b),
         created_at=_date(record, "sys_created_on", b),
@@ -438,7 +438,7 @@ def _journal(
                 JournalEntry(
                     at=at or updated_at,
                     element=element,
-                    text=b.scrub(body) or "",
+                    text=body,
                     by=author,
                     line=record.line,
                     reconstructed=False,
@@ -473,7 +473,7 @@ def _problem(record: _Record, b: HistoryBuilder) -> Problem:
         sys_id=record.get("sys_id").sys_id or stable_sys_id("problem", number.casefold()),
         key=number,
         number=number,
-        short_description=b.scrub(record.text("short_description")),
+        short_description=record.text("short_description"),
         state=state,
         opened_at=_date(record, "opened_at", b),
         closed_at=_date(record, "closed_at", b),
@@ -499,7 +499,7 @@ def _change(record: _Record, b: HistoryBuilder) -> ChangeRequest:
         sys_id=record.get("sys_id").sys_id or stable_sys_id("change_request", number.casefold()),
         key=number,
         number=number,
-        short_description=b.scrub(record.text("short_description")),
+        short_description=record.text("short_description"),
         state=state,
         type=change_type.lower() if change_type else None,
         opened_at=_date(record, "opened_at", b),
