@@ -151,7 +151,8 @@ class _Statements:
         self.world = sql(f"SELECT base_snapshot, created_at FROM {p}worlds WHERE id = ?")
         self.worlds = sql(f"SELECT id, base_snapshot, created_at FROM {p}worlds ORDER BY id")
         self.insert_world = sql(
-            f"INSERT INTO {p}worlds (id, base_snapshot, created_at) VALUES (?, ?, ?)"
+            f"INSERT INTO {p}worlds (id, base_snapshot, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         self.delete_world = sql(f"DELETE FROM {p}worlds WHERE id = ?")
         self.overlay_get = sql(
@@ -165,7 +166,10 @@ class _Statements:
             f"SELECT resource, record_id, data FROM {p}overlay WHERE world = ? "
             "ORDER BY resource, ord, record_id"
         )
-        self.overlay_any = sql(f"SELECT 1 FROM {p}overlay WHERE world = ? LIMIT 1")
+        self.has_writes = sql(
+            f"SELECT EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
+            f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?)"
+        )
         self.overlay_put = sql(
             f"INSERT INTO {p}overlay (world, resource, record_id, ord, data) "
             "VALUES (?, ?, ?, ?, ?) "
@@ -190,7 +194,6 @@ class _Statements:
             "RETURNING value"
         )
         self.sequences_of_world = sql(f"SELECT name, value FROM {p}world_sequences WHERE world = ?")
-        self.sequence_any = sql(f"SELECT 1 FROM {p}world_sequences WHERE world = ? LIMIT 1")
         self.sequences_clear = sql(f"DELETE FROM {p}world_sequences WHERE world = ?")
         self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
         self.insert_snapshot = sql(
@@ -473,6 +476,7 @@ class SqlStore:
             )
         else:
             self._engine = sa.create_engine(sa_url, pool_size=10, max_overflow=20)
+            sa.event.listen(self._engine, "connect", _relax_durability)
         self._metadata = sa.MetaData()
         _tables(self._metadata, prefix)
         self._metadata.create_all(self._engine)
@@ -551,6 +555,21 @@ class SqlStore:
         self._metadata.drop_all(self._engine)
         self._engine.dispose()
 
+    def database_bytes(self) -> int:
+        """Bytes the store's data occupies: the whole SQLite database, or this store's tables
+        (with their indexes) in PostgreSQL."""
+        with self._cursor() as cursor:
+            if self._sqlite:
+                cursor.execute("PRAGMA page_count")
+                pages = int(cursor.fetchone()[0])
+                cursor.execute("PRAGMA page_size")
+                return pages * int(cursor.fetchone()[0])
+            total = 0
+            for table in self._metadata.tables:
+                cursor.execute("SELECT pg_total_relation_size(%s::regclass)", (table,))
+                total += int(cursor.fetchone()[0])
+            return total
+
     # -- transactions --------------------------------------------------------------------------
 
     @contextmanager
@@ -571,16 +590,15 @@ class SqlStore:
         may each ensure the default world at start-up).
         """
         with self._translated(), self._cursor() as cursor:
-            cursor.execute(self._sql.world, (world,))
-            row = cursor.fetchone()
-            if row is not None:
-                if exist_ok:
-                    return WorldInfo(id=world, base_snapshot=row[0], created_at=float(row[1]))
-                raise ConflictError("a world with this id already exists", world=world)
             if from_snapshot is not None:
                 self._layer(cursor, from_snapshot)
             created = time.time()
             cursor.execute(self._sql.insert_world, (world, from_snapshot, created))
+            if cursor.fetchone() is None:
+                if not exist_ok:
+                    raise ConflictError("a world with this id already exists", world=world)
+                base, since = self._world_row(cursor, world)
+                return WorldInfo(id=world, base_snapshot=base, created_at=since)
         return WorldInfo(id=world, base_snapshot=from_snapshot, created_at=created)
 
     def fork_world(self, source: str, new_world: str) -> WorldInfo:
@@ -588,14 +606,13 @@ class SqlStore:
         writes, so the two share everything and diverge from here."""
         with self._translated(), self._cursor() as cursor:
             base = self._world_base(cursor, source)
-            cursor.execute(self._sql.world, (new_world,))
-            if cursor.fetchone() is not None:
-                raise ConflictError("a world with this id already exists", world=new_world)
             base_id = base.id if base is not None else None
             if self._has_writes(cursor, source):
                 base_id = self._snapshot(cursor, source, base, uuid.uuid4().hex)
             created = time.time()
             cursor.execute(self._sql.insert_world, (new_world, base_id, created))
+            if cursor.fetchone() is None:
+                raise ConflictError("a world with this id already exists", world=new_world)
         return WorldInfo(id=new_world, base_snapshot=base_id, created_at=created)
 
     def reset_world(self, world: str) -> None:
@@ -736,11 +753,8 @@ class SqlStore:
         return None if base_id is None else self._layer(cursor, base_id)
 
     def _has_writes(self, cursor: Any, world: str) -> bool:
-        cursor.execute(self._sql.overlay_any, (world,))
-        if cursor.fetchone() is not None:
-            return True
-        cursor.execute(self._sql.sequence_any, (world,))
-        return cursor.fetchone() is not None
+        cursor.execute(self._sql.has_writes, (world, world))
+        return bool(cursor.fetchone()[0])
 
     def _clear(self, cursor: Any, world: str) -> None:
         cursor.execute(self._sql.overlay_clear, (world,))
@@ -803,6 +817,16 @@ class SqlStore:
         layer = _Layer(snapshot_id, parent, rows, sequences, float(created))
         with self._layers_lock:
             return self._layers.setdefault(snapshot_id, layer)
+
+
+def _relax_durability(dbapi_connection: Any, _record: Any) -> None:
+    """A mock's worlds are scratch state: commits need not wait for the disk flush, which
+    costs milliseconds per request. A crash can lose the last moments of writes, never
+    consistency (PostgreSQL's `synchronous_commit = off`)."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("SET synchronous_commit TO off")
+    cursor.close()
+    dbapi_connection.commit()
 
 
 def _changed_keys(first: _Layer | None, second: _Layer | None) -> set[tuple[str, str]]:
