@@ -61,6 +61,7 @@ class Shape:
         "items",
         "max_items",
         "max_num",
+        "max_string",
         "min_num",
         "nulls",
         "objects",
@@ -85,8 +86,10 @@ class Shape:
         self.max_items = 0
         self.values: dict[str, int] = {}
         self.overflow = False
+        # Counted once per distinct value while values are tracked, then once per value.
         self.formats: dict[Format | None, int] = {}
         self.sample: list[str] = []
+        self.max_string = ""
         self.min_num: float | None = None
         self.max_num: float | None = None
 
@@ -130,24 +133,27 @@ class Shape:
 
     def _add_string(self, value: str) -> None:
         self.strings += 1
+        values = self.values
+        if not self.overflow:
+            if value in values:
+                # A repeat adds nothing to formats, the sample or the maximum.
+                values[value] += 1
+                return
+            if len(values) < TRACK_MAX:
+                values[value] = 1
+            else:
+                self.overflow = True
+                values.clear()
         fmt = string_format(value)
         self.formats[fmt] = self.formats.get(fmt, 0) + 1
+        if value > self.max_string:
+            self.max_string = value
         sample = self.sample
         if value and (len(sample) < SAMPLE_MAX or value < sample[-1]):
             position = bisect.bisect_left(sample, value)
             if position == len(sample) or sample[position] != value:
                 sample.insert(position, value)
                 del sample[SAMPLE_MAX:]
-        if self.overflow:
-            return
-        values = self.values
-        if value in values:
-            values[value] += 1
-        elif len(values) < TRACK_MAX:
-            values[value] = 1
-        else:
-            self.overflow = True
-            values.clear()
 
     @property
     def distinct_strings(self) -> int | None:
@@ -244,6 +250,8 @@ class Shape:
             id_class = self.id_class()
             if id_class is not None:
                 pattern = ID_PATTERNS[id_class][1:-1]
+        if self.formats.keys() == {"empty"}:
+            schema["maxLength"] = 0
         if pattern is not None:
             # Empty strings stand for "no value" in services such as ServiceNow.
             optional = "?" if "empty" in self.formats else ""
@@ -288,6 +296,8 @@ def sampled(values: list[Any], limit: int = ARRAY_SAMPLE) -> list[Any]:
     length = len(values)
     if length <= limit:
         return values
+    if limit == 1:
+        return [values[length // 2]]
     last = length - 1
     return [values[index * last // (limit - 1)] for index in range(limit)]
 

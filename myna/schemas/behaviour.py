@@ -1,0 +1,313 @@
+"""Behaviour: state machines of status-like fields, and the roles of fields.
+
+The learner replays a service's exchanges in order and keeps, per entity, the last record it saw.
+Whenever a record of the same entity comes back different, that is a `Change` (with the write
+operation that caused it, if one came in between); a write the service refused is a `Refusal`.
+The functions here turn those observations, plus the per-field counts of `Shape`, into
+`StateMachine`s and `FieldSpec` roles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from myna.schemas.evidence import Tally
+from myna.schemas.model import RefusedTransition, StateMachine, Transition
+from myna.schemas.shape import Shape
+
+STATE_NAMES = re.compile(
+    r"(?i)^(?:state|status|stage|phase|[a-z_]*_state|[a-z_]*_status|[a-z]*State|[a-z]*Status)$"
+)
+MAX_STATES = 24
+
+
+def state_paths(shape: Shape) -> list[str]:
+    """Status-like fields (see `_state_paths`) that took at least two distinct values."""
+    return [path for path in _state_paths(shape) if _distinct_states(shape, path) >= 2]
+
+
+def _distinct_states(shape: Shape, path: str) -> int:
+    for part in path.split("."):
+        shape = shape.props.get(part) or Shape()
+    if shape.ints and shape.min_num is not None and shape.max_num is not None:
+        return int(shape.max_num - shape.min_num) + 1
+    return len([value for value in shape.values if value != ""])
+
+
+def _state_paths(shape: Shape) -> list[str]:
+    """Dotted paths of status-like fields: a few distinct values under a status-like name.
+
+    A status may sit inside an object (`fields.status.name` in Jira), so the search goes two
+    levels down, through objects only.
+    """
+    found: list[str] = []
+    for name, child in sorted(shape.props.items()):
+        found.extend(_state_paths_at(name, child, 0))
+    return found
+
+
+def _state_paths_at(path: str, shape: Shape, depth: int) -> Iterator[str]:
+    name = path.rsplit(".", 1)[-1]
+    if STATE_NAMES.match(name):
+        if _is_state_leaf(shape):
+            yield path
+            return
+        named = shape.props.get("name")
+        if shape.objects and named is not None and _is_state_leaf(named):
+            yield f"{path}.name"
+            return
+    if depth < 1 and shape.objects:
+        for key, child in sorted(shape.props.items()):
+            yield from _state_paths_at(f"{path}.{key}", child, depth + 1)
+
+
+def _is_state_leaf(shape: Shape) -> bool:
+    if shape.overflow or shape.objects or shape.arrays or shape.floats:
+        return False
+    if shape.ints:
+        return (
+            shape.max_num is not None
+            and shape.min_num is not None
+            and shape.max_num - shape.min_num < MAX_STATES
+        )
+    distinct = [value for value in shape.values if value != ""]
+    return 1 <= len(distinct) <= MAX_STATES
+
+
+def value_at(record: Any, path: str) -> Any:
+    """The value at a dotted path of a record, or None."""
+    for part in path.split("."):
+        if not isinstance(record, dict):
+            return None
+        record = record.get(part)
+    return record
+
+
+def state_key(value: Any) -> str | None:
+    if value is None or value == "" or isinstance(value, (dict, list)):
+        return None
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(slots=True)
+class Change:
+    """One entity seen twice with different content."""
+
+    before: dict[str, Any]
+    after: dict[str, Any]
+    operation: str | None
+    session: int
+    example: str
+
+
+@dataclass(slots=True)
+class Implied:
+    """A write answered without a record whose request named a known state (Jira transitions)."""
+
+    source: str | None
+    target: str
+    operation: str
+    session: int
+    example: str
+
+
+@dataclass(slots=True)
+class Refusal:
+    source: str | None
+    request: Any
+    status: int
+    message: str | None
+    operation: str
+    session: int
+    example: str
+
+
+@dataclass(slots=True)
+class Observations:
+    """Everything seen about the entities of one resource, in order."""
+
+    changes: list[Change] = field(default_factory=list)
+    implied: list[Implied] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    created: list[tuple[dict[str, Any], str, int, str]] = field(default_factory=list)
+    """(record, operation, session, example) for each record a create answered with."""
+
+
+def find_state(request: Any, states: set[str], depth: int = 0) -> str | None:
+    """A known state named anywhere in a request body: `{"transition": {"to": {"name": "Done"}}}`
+    names `Done`."""
+    if isinstance(request, str):
+        return request if request in states else None
+    if depth > 4:
+        return None
+    if isinstance(request, dict):
+        for key in sorted(
+            request, key=lambda name: (name not in ("name", "state", "status"), name)
+        ):
+            found = find_state(request[key], states, depth + 1)
+            if found is not None:
+                return found
+    if isinstance(request, list):
+        for item in request:
+            found = find_state(item, states, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
+    """The life cycle of the status-like field at `path`."""
+    states = _states(shape)
+    transitions: dict[tuple[str | None, str, str | None], Tally] = {}
+    entries: dict[str, list[Change]] = {}
+    for record, operation, session, example in seen.created:
+        target = state_key(value_at(record, path))
+        if target is not None:
+            transitions.setdefault((None, target, operation), Tally()).add(session, example)
+    for change in seen.changes:
+        source = state_key(value_at(change.before, path))
+        target = state_key(value_at(change.after, path))
+        if target is None or source == target:
+            continue
+        transitions.setdefault((source, target, change.operation), Tally()).add(
+            change.session, change.example
+        )
+        entries.setdefault(target, []).append(change)
+    for implied in seen.implied:
+        transitions.setdefault((implied.source, implied.target, implied.operation), Tally()).add(
+            implied.session, implied.example
+        )
+    refused: dict[tuple[str | None, str, int, str | None, str], Tally] = {}
+    for refusal in seen.refusals:
+        target = _requested_state(refusal.request, path, set(states))
+        if target is None:
+            continue
+        key = (refusal.source, target, refusal.status, refusal.message, refusal.operation)
+        refused.setdefault(key, Tally()).add(refusal.session, refusal.example)
+    known = set(states)
+    for source, target, _ in transitions:
+        known.add(target)
+        if source is not None:
+            known.add(source)
+    ordered_states = sorted(known, key=_state_order)
+    total = Tally()
+    for tally in transitions.values():
+        total.absorb(tally)
+    observed = bool(transitions)
+    return StateMachine(
+        field=path,
+        states=ordered_states,
+        initial=sorted(
+            {target for (source, target, _) in transitions if source is None}, key=_state_order
+        ),
+        transitions=[
+            Transition(source=source, target=target, operation=operation, evidence=tally.evidence())
+            for (source, target, operation), tally in sorted(
+                transitions.items(), key=_transition_order
+            )
+        ],
+        refused=[
+            RefusedTransition(
+                source=source,
+                target=target,
+                status=status,
+                message=message,
+                operation=operation,
+                evidence=tally.evidence(),
+            )
+            for (source, target, status, message, operation), tally in sorted(
+                refused.items(), key=str
+            )
+        ],
+        required_on_entry=_required_on_entry(entries, path),
+        changes_on_entry=_changes_on_entry(entries, seen.changes, path),
+        # Without any observed transition there is nothing to enforce: every move stays allowed.
+        enforce=observed,
+        evidence=total.evidence(scale=1.0 if observed else 0.5)
+        if observed
+        else Tally().evidence(samples=shape.count, scale=0.3),
+    )
+
+
+def _states(shape: Shape) -> list[str]:
+    if shape.ints and shape.min_num is not None and shape.max_num is not None and not shape.strings:
+        return [str(value) for value in range(int(shape.min_num), int(shape.max_num) + 1)]
+    return sorted((value for value in shape.values if value != ""), key=_state_order)
+
+
+def _state_order(state: str) -> tuple[int, int, str]:
+    return (0, int(state), "") if state.isdigit() else (1, 0, state)
+
+
+def _transition_order(item: tuple[tuple[str | None, str, str | None], Tally]) -> tuple[Any, ...]:
+    (source, target, operation), _ = item
+    return (source is not None, _state_order(source or ""), _state_order(target), operation or "")
+
+
+def _requested_state(request: Any, path: str, states: set[str]) -> str | None:
+    direct = state_key(value_at(request, path)) if isinstance(request, dict) else None
+    return direct if direct is not None else find_state(request, states)
+
+
+def _filled(value: Any) -> bool:
+    return value not in (None, "", [], {})
+
+
+def _required_on_entry(entries: dict[str, list[Change]], path: str) -> dict[str, list[str]]:
+    """Fields set after every entry into a state that were empty before at least one of them."""
+    top = path.split(".")[0]
+    required: dict[str, list[str]] = {}
+    for state, changes in sorted(entries.items()):
+        always: set[str] | None = None
+        newly: set[str] = set()
+        for change in changes:
+            filled = {name for name, value in change.after.items() if _filled(value)}
+            always = filled if always is None else always & filled
+            newly |= {name for name in filled if not _filled(change.before.get(name))}
+        fields = sorted((always or set()) & newly - {top})
+        if fields:
+            required[state] = fields
+    return required
+
+
+def _changes_on_entry(
+    entries: dict[str, list[Change]], every_change: list[Change], path: str
+) -> dict[str, list[str]]:
+    """Fields that change with every entry into a state, but not with every change whatsoever
+    (bookkeeping such as `sys_updated_on` changes on every write and says nothing)."""
+    top = path.split(".")[0]
+    bookkeeping: set[str] | None = None
+    for change in every_change:
+        changed = _changed(change)
+        bookkeeping = changed if bookkeeping is None else bookkeeping & changed
+    result: dict[str, list[str]] = {}
+    for state, changes in sorted(entries.items()):
+        common: set[str] | None = None
+        for change in changes:
+            changed = _changed(change)
+            common = changed if common is None else common & changed
+        fields = sorted((common or set()) - (bookkeeping or set()) - {top})
+        if fields:
+            result[state] = fields
+    return result
+
+
+def _changed(change: Change) -> set[str]:
+    keys = change.before.keys() | change.after.keys()
+    return {key for key in keys if change.before.get(key) != change.after.get(key)}
+
+
+def immutable_fields(changes: list[Change]) -> tuple[set[str], int]:
+    """Fields that never changed across entities that did change; and how many changes that was."""
+    stable: set[str] | None = None
+    for change in changes:
+        unchanged = {
+            key
+            for key in change.before.keys() & change.after.keys()
+            if change.before[key] == change.after[key]
+        }
+        stable = unchanged if stable is None else stable & unchanged
+    return (stable or set()), len(changes)

@@ -1,0 +1,298 @@
+"""Service-wide conventions: envelope, pagination, query language, error bodies and auth.
+
+Each function here is a pure rule over what the learner gathered for one service (`Gathered`),
+returning one part of `Conventions` with its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from myna.schemas.evidence import Tally
+from myna.schemas.model import Auth, AuthScheme, Envelope, ErrorShape, Pagination
+
+EnvelopeKey = tuple[str, str | None, str | None, str | None, str | None, str | None, bool]
+"""(style, item_key, list_key, total_key, next_key, done_key, record_attributes)."""
+
+TOTAL_KEYS = ("totalSize", "total", "total_count", "totalCount", "count")
+NEXT_KEYS = ("nextRecordsUrl", "next", "nextPageToken", "next_cursor", "nextCursor")
+DONE_KEYS = ("done", "isLast", "has_more")
+
+LIMIT_PARAMS = ("sysparm_limit", "limit", "maxResults", "per_page", "page_size", "pageSize", "size")
+OFFSET_PARAMS = ("sysparm_offset", "offset", "startAt", "start", "skip")
+PAGE_PARAMS = ("page", "pageNumber", "page_number")
+CURSOR_PARAMS = ("cursor", "after", "page_token", "pageToken", "starting_after", "nextPageToken")
+
+
+@dataclass(slots=True)
+class ErrorSample:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    example: str
+
+
+@dataclass(slots=True)
+class Gathered:
+    """What one pass over a service's exchanges collected for the convention rules."""
+
+    envelopes: dict[EnvelopeKey, Tally] = field(default_factory=dict)
+    list_query_params: Counter[str] = field(default_factory=Counter)
+    list_exchanges: Tally = field(default_factory=Tally)
+    link_header: Tally = field(default_factory=Tally)
+    total_header: dict[str, Tally] = field(default_factory=dict)
+    query_params: Counter[str] = field(default_factory=Counter)
+    soql_paths: Tally = field(default_factory=Tally)
+    jql: Tally = field(default_factory=Tally)
+    errors: list[ErrorSample] = field(default_factory=list)
+    auth_headers: dict[str, Tally] = field(default_factory=dict)
+    api_key_headers: dict[str, Tally] = field(default_factory=dict)
+    unauthorized: list[ErrorSample] = field(default_factory=list)
+    token_path: str | None = None
+    token_tally: Tally = field(default_factory=Tally)
+
+
+def envelope_key(
+    body: Any, key: str | None, many: bool, records: list[dict[str, Any]]
+) -> EnvelopeKey:
+    """How one response body wraps its records."""
+    if key is None:
+        return ("bare", None, None, None, None, None, False)
+    assert isinstance(body, dict)
+    total = next((name for name in TOTAL_KEYS if name in body), None)
+    nxt = next((name for name in NEXT_KEYS if name in body), None)
+    done = next((name for name in DONE_KEYS if name in body), None)
+    attributes = bool(records) and isinstance(records[0].get("attributes"), dict)
+    if many:
+        return ("wrapped", None, key, total, nxt, done, attributes)
+    return ("wrapped", key, None, total, nxt, done, attributes)
+
+
+def infer_envelope(gathered: Gathered) -> Envelope:
+    """The wrapper most responses use; item and list keys may come from different responses."""
+    if not gathered.envelopes:
+        return Envelope()
+    ranked = sorted(gathered.envelopes.items(), key=lambda pair: (-pair[1].samples, str(pair[0])))
+    (style, item_key, list_key, total, nxt, done, attributes), tally = ranked[0]
+    if style == "bare":
+        return Envelope(style="bare", evidence=tally.evidence())
+    merged = Tally()
+    for key, other in ranked:
+        if key[0] != "wrapped":
+            continue
+        if item_key is None and key[1] is not None and (list_key is None or key[1] == list_key):
+            item_key = key[1]
+        if list_key is None and key[2] is not None and (item_key is None or key[2] == item_key):
+            list_key = key[2]
+        if key[2] == list_key:
+            total = total or key[3]
+            nxt = nxt or key[4]
+            done = done or key[5]
+            attributes = attributes or key[6]
+        merged.absorb(other)
+    return Envelope(
+        style="wrapped",
+        item_key=item_key,
+        list_key=list_key,
+        total_key=total,
+        next_key=nxt,
+        done_key=done,
+        record_attributes=attributes,
+        evidence=merged.evidence(),
+    )
+
+
+def infer_pagination(gathered: Gathered, envelope: Envelope) -> Pagination:
+    params = gathered.list_query_params
+    limit = next((name for name in LIMIT_PARAMS if params[name]), None)
+    offset = next((name for name in OFFSET_PARAMS if params[name]), None)
+    page = next((name for name in PAGE_PARAMS if params[name]), None)
+    cursor = next((name for name in CURSOR_PARAMS if params[name]), None)
+    total_header = None
+    if gathered.total_header:
+        total_header = max(gathered.total_header.items(), key=lambda pair: pair[1].samples)[0]
+    style: Any = "none"
+    if offset:
+        style = "limit_offset"
+    elif cursor:
+        style = "cursor"
+    elif page:
+        style = "page"
+    elif envelope.next_key and envelope.next_key.endswith(("Url", "url")):
+        style = "next_url"
+    elif envelope.next_key:
+        style = "cursor"
+    elif limit:
+        style = "limit_offset"
+    return Pagination(
+        style=style,
+        limit_param=limit,
+        offset_param=offset,
+        page_param=page,
+        cursor_param=cursor or (envelope.next_key if style == "cursor" else None),
+        link_header=gathered.link_header.samples > 0,
+        total_header=total_header,
+        evidence=gathered.list_exchanges.evidence(),
+    )
+
+
+def infer_query_language(gathered: Gathered) -> tuple[Any, Tally | None]:
+    if gathered.query_params["sysparm_query"]:
+        tally = Tally()
+        tally.samples = gathered.query_params["sysparm_query"]
+        return "servicenow", tally
+    if gathered.soql_paths.samples:
+        return "soql", gathered.soql_paths
+    if gathered.jql.samples:
+        return "jql", gathered.jql
+    return "fields", None
+
+
+# --- error bodies -------------------------------------------------------------------------
+
+MESSAGE_KEYS = frozenset(
+    {"message", "error_description", "errorMessage", "error_message", "msg", "title", "description"}
+)
+DETAIL_KEYS = frozenset({"detail", "details", "reason"})
+CODE_KEYS = frozenset({"code", "errorCode", "error_code", "error", "type", "status_code"})
+FIELD_ERROR_KEYS = frozenset({"errors", "fieldErrors", "field_errors"})
+
+
+def error_template(samples: list[Any]) -> Any:
+    """A template of the error body: varying texts become `{message}`/`{detail}`/`{code}`."""
+    ordered = sorted(samples, key=lambda sample: json.dumps(sample, sort_keys=True))
+    return _template(ordered[0], ordered, None)
+
+
+def _template(value: Any, samples: list[Any], key: str | None) -> Any:
+    if isinstance(value, dict):
+        if key in FIELD_ERROR_KEYS and all(isinstance(item, str) for item in value.values()):
+            return {"{field}": "{message}"} if value else {}
+        return {
+            name: _template(item, [s.get(name) for s in samples if isinstance(s, dict)], name)
+            for name, item in value.items()
+        }
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            return ["{message}"] if any(sample for sample in samples) else []
+        inner = [item for sample in samples if isinstance(sample, list) for item in sample]
+        return [_template(value[0], inner, key)] if value else []
+    if isinstance(value, str):
+        if key in MESSAGE_KEYS:
+            return "{message}"
+        if key in DETAIL_KEYS:
+            return "{detail}"
+        if key in CODE_KEYS and len({json.dumps(s) for s in samples}) > 1:
+            return "{code}"
+        if key in CODE_KEYS or all(sample == value for sample in samples):
+            return value
+        return "{message}"
+    return value
+
+
+def infer_errors(gathered: Gathered) -> list[ErrorShape]:
+    """One error shape per status seen, plus the most common shape for every other status."""
+    by_status: dict[int, list[ErrorSample]] = {}
+    for sample in gathered.errors:
+        by_status.setdefault(sample.status, []).append(sample)
+    shapes: list[ErrorShape] = []
+    templates: Counter[str] = Counter()
+    tallies: dict[str, Tally] = {}
+    for status in sorted(by_status):
+        samples = by_status[status]
+        template = error_template([sample.body for sample in samples])
+        tally = Tally()
+        for sample in samples:
+            tally.add(0, sample.example)
+        headers = _common_headers(samples)
+        shapes.append(
+            ErrorShape(status=status, template=template, headers=headers, evidence=tally.evidence())
+        )
+        key = json.dumps(template, sort_keys=True)
+        templates[key] += len(samples)
+        tallies.setdefault(key, Tally()).absorb(tally)
+    if templates:
+        key, _ = min(templates.items(), key=lambda pair: (-pair[1], pair[0]))
+        shapes.append(
+            ErrorShape(status=None, template=json.loads(key), evidence=tallies[key].evidence())
+        )
+    return shapes
+
+
+_KEPT_ERROR_HEADERS = ("www-authenticate", "retry-after")
+
+
+def _common_headers(samples: list[ErrorSample]) -> dict[str, str]:
+    common: dict[str, str] = {}
+    for name in _KEPT_ERROR_HEADERS:
+        values = {sample.headers.get(name) for sample in samples}
+        if len(values) == 1:
+            (value,) = values
+            if value is not None:
+                common[_header_case(name)] = value
+    return common
+
+
+def _header_case(name: str) -> str:
+    return (
+        "WWW-Authenticate"
+        if name == "www-authenticate"
+        else "-".join(part.capitalize() for part in name.split("-"))
+    )
+
+
+# --- auth ---------------------------------------------------------------------------------
+
+_CHALLENGE_SCHEMES: dict[str, AuthScheme] = {
+    "basic": "basic",
+    "bearer": "bearer",
+    "token": "bearer",
+}
+
+
+def infer_auth(gathered: Gathered) -> Auth:
+    """The scheme from Authorization headers (or the 401 challenge), and the 401 answer."""
+    scheme: AuthScheme = "none"
+    tally = Tally()
+    if gathered.auth_headers:
+        name, tally = max(
+            gathered.auth_headers.items(), key=lambda pair: (pair[1].samples, pair[0])
+        )
+        scheme = _CHALLENGE_SCHEMES.get(name, "none")
+    header = None
+    if scheme == "none" and gathered.api_key_headers:
+        header, tally = max(
+            gathered.api_key_headers.items(), key=lambda pair: (pair[1].samples, pair[0])
+        )
+        scheme = "apikey"
+    answer = sorted(gathered.unauthorized, key=lambda sample: sample.example)
+    challenge = next(
+        (s.headers["www-authenticate"] for s in answer if "www-authenticate" in s.headers), None
+    )
+    if scheme == "none" and challenge:
+        scheme = _CHALLENGE_SCHEMES.get(challenge.split(" ")[0].lower(), "none")
+    if gathered.token_path is not None:
+        scheme = "oauth2"
+        tally = gathered.token_tally
+    if not answer:
+        return Auth(
+            scheme=scheme, header=header, token_path=gathered.token_path, evidence=tally.evidence()
+        )
+    first = answer[0]
+    headers = {"WWW-Authenticate": challenge} if challenge else {}
+    merged = Tally()
+    merged.absorb(tally)
+    for sample in answer:
+        merged.add(0, sample.example)
+    return Auth(
+        scheme=scheme,
+        header=header,
+        token_path=gathered.token_path,
+        unauthorized_status=first.status,
+        unauthorized_headers=headers,
+        unauthorized_body=first.body,
+        evidence=merged.evidence(),
+    )

@@ -1,0 +1,1301 @@
+"""`learn(sessions)`: service models from traces.
+
+The shell reads the sessions once, splits HTTP exchanges into services (site + API base) and
+hands tool calls to `myna.schemas.tools`. Each service is learned in four light passes over its
+exchanges, so that each pass can use what the previous one settled:
+
+1. records and ids: unwrap every response, collect the ids records carry (for cross-references)
+   and a record-shape fingerprint (for the templating rules);
+2. templating (`myna.schemas.paths`), then per operation: statuses, query parameters, request
+   and response shapes, and what the conventions rules need;
+3. records per resource: record shapes, id values, what creates answered with;
+4. behaviour, replaying the exchanges in order per entity (`myna.schemas.behaviour`).
+
+Only pure rule modules decide anything; this module counts and assembles.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from myna.errors import LearnError
+from myna.schemas import behaviour, conventions
+from myna.schemas.evidence import Tally
+from myna.schemas.model import (
+    Conventions,
+    Effect,
+    FieldSpec,
+    IdFormat,
+    Operation,
+    OperationKind,
+    Parameter,
+    Reference,
+    Resource,
+    ResponseSpec,
+    ServiceModel,
+)
+from myna.schemas.paths import (
+    PARAM,
+    TABLE_CONTAINERS,
+    api_base,
+    param_name,
+    service_name,
+    singular,
+    site_of,
+    split_path,
+    template_paths,
+)
+from myna.schemas.records import (
+    GENERIC_LIST_KEYS,
+    ID_FIELDS,
+    NOTHING,
+    Unwrapped,
+    id_field,
+    record_type,
+    shape_signature,
+    unwrap,
+)
+from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
+from myna.schemas.values import ID_PATTERNS, classify_segment, key_parts, prefix_of
+from myna.traces.model import Exchange, Session, ToolCall
+
+__all__ = ["learn"]
+
+_IGNORED_METHODS = frozenset({"HEAD", "OPTIONS", "CONNECT", "TRACE"})
+_RECORD_KINDS = frozenset({"list", "get", "create", "update", "replace", "query", "action"})
+_WRITE_KINDS = frozenset({"create", "update", "replace", "action", "delete"})
+_ID_CAP = 50_000
+"""Id values remembered per resource (for references and id formats); enough for any trace set."""
+_CREATE_SAMPLES = 64
+_LEAF_BUDGET = 2048
+"""Values walked per resource (records x values in a record); past it, each further response
+contributes one record to the schema (every response still counts as evidence)."""
+_BODY_BUDGET = 8
+"""Bodies per operation and status walked for their (non-record) schema; the rest are counted."""
+
+
+def learn(
+    sessions: Iterable[Session],
+    *,
+    service: str | None = None,
+    update: ServiceModel | None = None,
+) -> list[ServiceModel]:
+    """Learn one service model per service seen in `sessions`.
+
+    `service` names the model and learns every exchange as that one service. `update` is an
+    existing model to learn into: its facts are merged with what the new traces show, and every
+    fact a person pinned is kept as it is. Raises `LearnError` when the input holds nothing to
+    learn from.
+    """
+    from myna.schemas.merge import merge_models
+    from myna.schemas.tools import learn_tools
+
+    exchanges: list[tuple[int, Exchange]] = []
+    calls: list[tuple[int, ToolCall]] = []
+    session_count = events = 0
+    for index, session in enumerate(sessions):
+        session_count += 1
+        for event in session.events:
+            events += 1
+            if isinstance(event, Exchange):
+                exchanges.append((index, event))
+            elif isinstance(event, ToolCall):
+                calls.append((index, event))
+    models = learn_http(exchanges, service=service) if exchanges else []
+    if calls:
+        models.append(learn_tools(calls, name=service or "tools"))
+    if not models:
+        raise LearnError(
+            f"nothing to learn from {session_count} session(s) with {events} event(s): no API "
+            "exchange answered with JSON or accepted a write, and no tool call was recorded",
+            sessions=session_count,
+            exchanges=len(exchanges),
+        )
+    if update is None:
+        return models
+    matching = [model for model in models if model.name == update.name]
+    target = matching[0] if matching else models[0] if len(models) == 1 else None
+    if target is None:
+        names = ", ".join(sorted(model.name for model in models))
+        raise LearnError(
+            f"the traces hold several services ({names}) and none is named {update.name!r}; "
+            "pass --service to pick one"
+        )
+    return [merge_models(update, model) if model is target else model for model in models]
+
+
+# --- services -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Obs:
+    """One exchange taken into a service, with what the passes work out about it."""
+
+    exchange: Exchange
+    session: int
+    segments: list[str]
+    unwrapped: Unwrapped = NOTHING
+    template: tuple[str, ...] = ()
+    op: OpStats | None = None
+
+
+@dataclass(slots=True)
+class Group:
+    site: str
+    base: str
+    observations: list[Obs] = field(default_factory=list)
+
+
+def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) -> list[ServiceModel]:
+    groups: dict[tuple[str, str], Group] = {}
+    tokens: dict[str, tuple[str, Tally]] = {}
+    for session, exchange in exchanges:
+        if exchange.method.upper() in _IGNORED_METHODS or 300 <= exchange.status < 400:
+            continue
+        segments = split_path(exchange.path)
+        site = site_of(exchange.host)
+        if _is_token_call(exchange, segments):
+            _, tally = tokens.setdefault(site, (exchange.path, Tally()))
+            tally.add(session, exchange.id)
+            continue
+        cut = api_base(segments)
+        base = "/" + "/".join(segments[:cut]) if cut else ""
+        group = groups.get((site, base))
+        if group is None:
+            group = groups[(site, base)] = Group(site, base)
+        group.observations.append(Obs(exchange, session, segments[cut:]))
+    usable = [
+        group
+        for group in groups.values()
+        if any(_usable(obs.exchange) for obs in group.observations)
+    ]
+    if service is not None and usable:
+        usable = [_combine(usable)]
+    labels = Counter(service_name(group.site, "", qualify=False) for group in usable)
+    models = []
+    for group in sorted(usable, key=lambda g: (g.site, g.base)):
+        if service is not None:
+            name = service
+        else:
+            label = service_name(group.site, "", qualify=False)
+            name = service_name(group.site, group.base, qualify=labels[label] > 1)
+        token = tokens.get(group.site)
+        models.append(ServiceLearner(name, group, token).learn())
+    return models
+
+
+def _usable(exchange: Exchange) -> bool:
+    if not 200 <= exchange.status < 300:
+        return False
+    return exchange.response_body.is_json or exchange.method.upper() != "GET"
+
+
+def _is_token_call(exchange: Exchange, segments: list[str]) -> bool:
+    if exchange.method.upper() != "POST" or not segments or segments[-1] != "token":
+        return False
+    body = exchange.response_body.value
+    form = exchange.request_header("content-type") or ""
+    return (isinstance(body, dict) and "access_token" in body) or "form-urlencoded" in form
+
+
+def _combine(groups: list[Group]) -> Group:
+    """One group from several: paths keep whatever part of their base is not shared."""
+    bases = [split_path(group.base) for group in groups]
+    common: list[str] = []
+    for parts in zip(*bases, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    combined = Group(groups[0].site, "/" + "/".join(common) if common else "")
+    for group, base in zip(groups, bases, strict=True):
+        extra = base[len(common) :]
+        for obs in group.observations:
+            obs.segments = [*extra, *obs.segments]
+            combined.observations.append(obs)
+    combined.observations.sort(key=lambda obs: (obs.session, obs.exchange.id))
+    return combined
+
+
+# --- operations ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class OpStats:
+    method: str
+    template: tuple[str, ...]
+    tally: Tally = field(default_factory=Tally)
+    statuses: dict[int, Tally] = field(default_factory=dict)
+    query: dict[str, Shape] = field(default_factory=dict)
+    request: Shape = field(default_factory=Shape)
+    wrappers: dict[int, Shape] = field(default_factory=dict)
+    bare: dict[int, Shape] = field(default_factory=dict)
+    headers: dict[int, dict[str, Shape]] = field(default_factory=dict)
+    wrap_keys: Counter[tuple[int, str | None, str]] = field(default_factory=Counter)
+    record_types: Counter[str] = field(default_factory=Counter)
+    many: int = 0
+    one_with_id: int = 0
+    kind: OperationKind = "other"
+    resource: str | None = None
+    id: str = ""
+
+
+_KEPT_RESPONSE_HEADERS = ("x-total-count", "link", "location", "etag", "retry-after")
+
+
+class ServiceLearner:
+    """Learns one service from its group of exchanges (see the module docstring)."""
+
+    def __init__(self, name: str, group: Group, token: tuple[str, Tally] | None) -> None:
+        self.name = name
+        self.group = group
+        self.observations = group.observations
+        self.fields_of: dict[str, set[str]] = {}
+        self.ops: dict[tuple[str, tuple[str, ...]], OpStats] = {}
+        self.gathered = conventions.Gathered()
+        if token is not None:
+            self.gathered.token_path, self.gathered.token_tally = token
+        self.records: dict[str, Shape] = {}
+        self.record_tally: dict[str, Tally] = {}
+        self.ids: dict[str, set[str]] = {}
+        self.id_fields: dict[str, str] = {}
+        self.item_urls: dict[str, str] = {}
+        self.creates: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
+        self.requests: dict[str, list[Shape]] = {}
+        self.servers: set[str] = set()
+        self.pages: set[tuple[Any, ...]] = set()
+        self.walked: dict[str, int] = {}
+
+    def learn(self) -> ServiceModel:
+        self._pass_records()
+        self._template()
+        self._pass_operations()
+        self._decide_operations()
+        self._pass_resources()
+        resources = self._resources()
+        self._behaviour(resources)
+        operations = self._operations(resources)
+        return ServiceModel(
+            name=self.name,
+            servers=sorted(self.servers),
+            base_path=self.group.base,
+            conventions=self._conventions(resources),
+            resources=resources,
+            operations=operations,
+        )
+
+    # pass 1 ----------------------------------------------------------------------------
+
+    def _pass_records(self) -> None:
+        fields_of = self.fields_of
+        for obs in self.observations:
+            exchange = obs.exchange
+            if 200 <= exchange.status < 300 and exchange.response_body.is_json:
+                obs.unwrapped = unwrapped = unwrap(exchange.response_body.value)
+                for record in unwrapped.records:
+                    for name in ID_FIELDS:
+                        value = record.get(name)
+                        if (
+                            value is not None
+                            and value != ""
+                            and not isinstance(value, (dict, list, bool))
+                        ):
+                            fields_of.setdefault(str(value), set()).add(name)
+
+    def _template(self) -> None:
+        paths = [obs.segments for obs in self.observations]
+        shapes = [shape_signature(obs.unwrapped.records) for obs in self.observations]
+        templates = template_paths(paths, shapes, set(self.fields_of))
+        names = Counter(name for found in self.fields_of.values() for name in found)
+        self.service_id = names.most_common(1)[0][0] if names else None
+        self.param_values = templates.param_values
+        for index, obs in enumerate(self.observations):
+            obs.template = templates.of_exchange[index]
+
+    # pass 2 ----------------------------------------------------------------------------
+
+    def _pass_operations(self) -> None:
+        gathered = self.gathered
+        for obs in self.observations:
+            exchange = obs.exchange
+            method = exchange.method.upper()
+            key = (method, obs.template)
+            op = self.ops.get(key)
+            if op is None:
+                op = self.ops[key] = OpStats(method, obs.template)
+            obs.op = op
+            op.tally.add(obs.session, exchange.id)
+            status = exchange.status
+            op.statuses.setdefault(status, Tally()).add(obs.session, exchange.id)
+            split = urlsplit(exchange.url)
+            self.servers.add(f"{split.scheme}://{split.netloc}")
+            for name, value in exchange.query:
+                shape = op.query.get(name)
+                if shape is None:
+                    shape = op.query[name] = Shape()
+                shape.add(value)
+                gathered.query_params[name] += 1
+            if exchange.request_body.is_json:
+                op.request.add(exchange.request_body.value)
+                if _mentions_jql(exchange.request_body.value):
+                    gathered.jql.add(obs.session, exchange.id)
+            self._gather_auth(obs)
+            if status >= 400:
+                self._gather_error(obs)
+                continue
+            self._gather_response(obs, op)
+
+    def _gather_auth(self, obs: Obs) -> None:
+        exchange = obs.exchange
+        authorization = exchange.request_header("authorization")
+        if authorization:
+            scheme = authorization.split(" ", 1)[0].lower()
+            if scheme in ("basic", "bearer", "token"):
+                self.gathered.auth_headers.setdefault(scheme, Tally()).add(obs.session, exchange.id)
+        for name, _ in exchange.request_headers:
+            lowered = name.lower()
+            if lowered in ("x-api-key", "api-key", "apikey", "x-auth-token"):
+                self.gathered.api_key_headers.setdefault(name, Tally()).add(
+                    obs.session, exchange.id
+                )
+
+    def _gather_error(self, obs: Obs) -> None:
+        exchange = obs.exchange
+        body = exchange.response_body
+        value = (
+            body.value
+            if body.kind == "json"
+            else _short_text(body.value, body.mime_type)
+            if body.kind == "text"
+            else None
+        )
+        headers = {name.lower(): text for name, text in exchange.response_headers}
+        sample = conventions.ErrorSample(exchange.status, value, headers, exchange.id)
+        if exchange.status == 401:
+            self.gathered.unauthorized.append(sample)
+        if body.is_json:
+            self.gathered.errors.append(sample)
+
+    def _gather_response(self, obs: Obs, op: OpStats) -> None:
+        exchange = obs.exchange
+        status = exchange.status
+        gathered = self.gathered
+        for name, value in exchange.response_headers:
+            lowered = name.lower()
+            if lowered in _KEPT_RESPONSE_HEADERS:
+                headers = op.headers.setdefault(status, {})
+                shape = headers.get(lowered)
+                if shape is None:
+                    shape = headers[lowered] = Shape()
+                shape.add(value)
+        if not exchange.response_body.is_json:
+            return
+        body = exchange.response_body.value
+        unwrapped = obs.unwrapped
+        many = unwrapped.cardinality == "many"
+        if many or unwrapped.key is not None or id_field(unwrapped.records) is not None:
+            key = conventions.envelope_key(body, unwrapped.key, many, unwrapped.records)
+            gathered.envelopes.setdefault(key, Tally()).add(obs.session, exchange.id)
+        if many:
+            op.many += 1
+            gathered.list_exchanges.add(obs.session, exchange.id)
+            for name, _ in exchange.query:
+                gathered.list_query_params[name] += 1
+            if exchange.response_header("link"):
+                gathered.link_header.add(obs.session, exchange.id)
+            for name, _ in exchange.response_headers:
+                if name.lower() in ("x-total-count", "x-total", "total-count"):
+                    gathered.total_header.setdefault(_canonical_header(name), Tally()).add(
+                        obs.session, exchange.id
+                    )
+        elif unwrapped.records and id_field(unwrapped.records) is not None:
+            op.one_with_id += 1
+        if (
+            obs.template
+            and obs.template[-1] == "query"
+            and any(name == "q" for name, _ in exchange.query)
+        ):
+            gathered.soql_paths.add(obs.session, exchange.id)
+        for record in unwrapped.records[:1]:
+            kind = record_type(record)
+            if kind is not None:
+                op.record_types[kind] += 1
+        if unwrapped.key is not None:
+            op.wrap_keys[(status, unwrapped.key, unwrapped.cardinality)] += 1
+            wrapper = op.wrappers.get(status)
+            if wrapper is None:
+                wrapper = op.wrappers[status] = Shape()
+            assert isinstance(body, dict)
+            if wrapper.count < _BODY_BUDGET:
+                wrapper.add({name: value for name, value in body.items() if name != unwrapped.key})
+        elif not unwrapped.records and not many:
+            shape = op.bare.get(status)
+            if shape is None:
+                shape = op.bare[status] = Shape()
+            if shape.count < _BODY_BUDGET:
+                shape.add(body)
+        else:
+            op.wrap_keys[(status, None, unwrapped.cardinality)] += 1
+
+    def _decide_operations(self) -> None:
+        for op in self.ops.values():
+            op.resource = _operation_resource(op)
+            op.kind = _operation_kind(op)
+
+    # pass 3 ----------------------------------------------------------------------------
+
+    def _pass_resources(self) -> None:
+        for obs in self.observations:
+            op = obs.op
+            assert op is not None
+            records = obs.unwrapped.records
+            if not records or op.kind not in _RECORD_KINDS:
+                continue
+            if op.kind == "get" and PARAM not in op.template:
+                # A singleton (`/myself`) says nothing about which collection its record is in.
+                continue
+            typed = record_type(records[0]) is not None
+            first = record_type(records[0]) if typed else op.resource
+            page = _page_fingerprint(records, self.id_fields.get(first or ""))
+            repeat = page is not None and page in self.pages
+            if page is not None:
+                self.pages.add(page)
+            for record in [] if repeat else self._record_sample(records, first):
+                name = record_type(record) if typed else op.resource
+                if name is None:
+                    continue
+                self._take_record(name, record, obs)
+            if typed or op.resource is None:
+                continue
+            ids = self.ids.setdefault(op.resource, set())
+            id_name = self.id_fields.get(op.resource)
+            if id_name is not None and len(ids) < _ID_CAP:
+                for record in records:
+                    value = record.get(id_name)
+                    if value is not None:
+                        ids.add(str(value))
+            if op.kind == "create" and obs.exchange.request_body.is_json:
+                pairs = self.creates.setdefault(op.resource, [])
+                if len(pairs) < _CREATE_SAMPLES:
+                    pairs.append((obs.exchange.request_body.value, records[0]))
+        for op in self.ops.values():
+            if (
+                op.resource is not None
+                and op.kind in ("create", "update", "replace")
+                and op.request.count
+            ):
+                self.requests.setdefault(op.resource, []).append(op.request)
+
+    def _record_sample(
+        self, records: list[dict[str, Any]], resource: str | None
+    ) -> list[dict[str, Any]]:
+        """The records of one response to walk: as many as the resource's budget of values
+        still allows, at least one (every response still counts as evidence)."""
+        name = resource or ""
+        width = _size(records[len(records) // 2])
+        walked = self.walked.get(name, 0)
+        count = max(1, min(ARRAY_SAMPLE, (_LEAF_BUDGET - walked) // width))
+        self.walked[name] = walked + count * width
+        return sampled(records, count)
+
+    def _take_record(self, name: str, record: dict[str, Any], obs: Obs) -> None:
+        shape = self.records.get(name)
+        if shape is None:
+            shape = self.records[name] = Shape()
+            self.record_tally[name] = Tally()
+            chosen = id_field([record], name)
+            if chosen is not None:
+                self.id_fields[name] = chosen
+        shape.add(record)
+        self.record_tally[name].add(obs.session, obs.exchange.id)
+        id_name = self.id_fields.get(name)
+        if id_name is not None:
+            value = record.get(id_name)
+            ids = self.ids.setdefault(name, set())
+            if value is not None and len(ids) < _ID_CAP:
+                ids.add(str(value))
+        attributes = record.get("attributes")
+        if isinstance(attributes, dict) and name not in self.item_urls:
+            url = attributes.get("url")
+            if (
+                isinstance(url, str)
+                and id_name is not None
+                and url.endswith("/" + str(record.get(id_name)))
+            ):
+                self.item_urls[name] = url[: url.rindex("/")]
+
+    # resources -------------------------------------------------------------------------
+
+    def _resources(self) -> dict[str, Resource]:
+        resources: dict[str, Resource] = {}
+        self._item_convention = self._item_paths_follow_collections()
+        for name in sorted(self.records):
+            shape = self.records[name]
+            id_name = self.id_fields.get(name) or self._id_from_item_path(name, shape)
+            if id_name is None:
+                continue
+            id_shape = shape.props[id_name]
+            collection, item = self._resource_paths(name, id_name)
+            resources[name] = Resource(
+                name=name,
+                collection_path=collection,
+                item_path=item,
+                id_field=id_name,
+                id_format=id_format(self.ids.get(name, set()), id_shape),
+                fields=self._fields(name, shape, id_name),
+                display_field=_display_field(shape, id_name),
+                unique=[id_name],
+                evidence=self.record_tally[name].evidence(),
+            )
+        return resources
+
+    def _id_from_item_path(self, name: str, shape: Shape) -> str | None:
+        """Records fetched with only some fields (`sysparm_fields`) lack their id; the item
+        path still names it, and its values are the ids."""
+        for op in self.ops.values():
+            if (
+                op.resource == name
+                and op.kind == "get"
+                and op.template
+                and op.template[-1] == PARAM
+            ):
+                values = self.param_values.get(op.template, {})
+                path = self._path(op.template, name)
+                id_name = path.rsplit("{", 1)[1].rstrip("}")
+                self.id_fields[name] = id_name
+                self.ids[name] = set(values)
+                id_shape = shape.props[id_name] = Shape()
+                for value, count in values.items():
+                    for _ in range(count):
+                        id_shape.add(value)
+                id_shape.count = shape.objects
+                return id_name
+        return None
+
+    def _resource_paths(self, name: str, id_name: str) -> tuple[str | None, str | None]:
+        collection = item = None
+        for op in sorted(self.ops.values(), key=lambda o: (-o.tally.samples, o.template)):
+            if op.resource != name:
+                continue
+            path = self._path(op.template, name, id_name)
+            if op.kind in ("get", "update", "replace", "delete") and item is None:
+                item = path
+            elif op.kind in ("list", "create") and collection is None:
+                collection = path
+        if name in self.item_urls:
+            collection = collection or self.item_urls[name]
+            item = item or f"{self.item_urls[name]}/{{{id_name}}}"
+        if collection is None and item is not None:
+            collection = item.rsplit("/", 1)[0]
+        if item is None and collection is not None and self._item_convention:
+            # Every resource seen both ways keeps its records at `<collection>/{id}`.
+            item = f"{collection}/{{{id_name}}}"
+        return collection, item
+
+    def _item_paths_follow_collections(self) -> bool:
+        """Whether item templates are their collection template plus one parameter."""
+        collections = {op.template for op in self.ops.values() if op.kind in ("list", "create")}
+        items = [
+            op.template
+            for op in self.ops.values()
+            if op.kind == "get" and op.template[-1:] == (PARAM,)
+        ]
+        return bool(items) and all(template[:-1] in collections for template in items)
+
+    def _path(
+        self, template: tuple[str, ...], resource: str | None, id_name: str | None = None
+    ) -> str:
+        """The full URL path of a template, with parameters named after what they hold."""
+        parts: list[str] = []
+        used: set[str] = set()
+        for index, segment in enumerate(template):
+            if segment != PARAM:
+                parts.append(segment)
+                continue
+            owner = _literal_before(template, index)
+            values = self.param_values.get(template[: index + 1], {})
+            name = param_name(owner, values, self.fields_of, self.service_id)
+            if (
+                owner == resource
+                and id_name is not None
+                and id_name not in _GENERIC
+                and not (set().union(*(self.fields_of.get(v, set()) for v in values)) - {id_name})
+            ):
+                name = id_name
+            while name in used:
+                name += "_"
+            used.add(name)
+            parts.append("{" + name + "}")
+        return self.group.base + "/" + "/".join(parts) if parts else self.group.base or "/"
+
+    def _fields(self, name: str, shape: Shape, id_name: str) -> dict[str, FieldSpec]:
+        requests = self.requests.get(name, [])
+        creates = self.creates.get(name, [])
+        create_requests = [request for request, _ in creates if isinstance(request, dict)]
+        sent: set[str] = set()
+        for request in requests:
+            sent |= request.props.keys()
+            for child in request.props.values():
+                # Jira wraps the writable fields in {"fields": {...}}.
+                sent |= child.props.keys()
+        tally = self.record_tally[name]
+        fields: dict[str, FieldSpec] = {}
+        for field_name, child in shape.props.items():
+            schema = child.schema()
+            written = field_name in sent
+            generated = field_name == id_name or (bool(requests) and not written)
+            weak = (
+                not requests
+                and field_name != id_name
+                and _BOOKKEEPING.match(field_name) is not None
+            )
+            spec = FieldSpec(
+                name=field_name,
+                schema_=schema,
+                required=child.count == shape.objects,
+                nullable=child.nulls > 0,
+                server_generated=generated or weak,
+                read_only=generated or weak,
+                required_on_create=bool(create_requests)
+                and all(field_name in r for r in create_requests),
+                evidence=tally.evidence(samples=child.count, scale=0.3 if weak else 1.0),
+            )
+            default = _default(field_name, creates)
+            if default is not _NO_DEFAULT:
+                spec.has_default = True
+                spec.default = default
+            enum = child.enum()
+            if enum is not None:
+                spec.enum_frequencies = enum
+            spec.generator = _sequence(child) if field_name != id_name else None
+            spec.reference = self._reference(field_name, child, name)
+            fields[field_name] = spec
+        return fields
+
+    def _reference(self, field_name: str, shape: Shape, owner: str) -> Reference | None:
+        link = shape.props.get("link")
+        if link is not None and "value" in shape.props:
+            target = _link_target(link.sample)
+            if target is not None:
+                return Reference(
+                    resource=target, style="link_value", evidence=_count(shape.objects)
+                )
+        values = [value for value in shape.sample if value]
+        if not values or shape.objects:
+            return None
+        for resource, ids in sorted(self.ids.items()):
+            if resource == owner and field_name == self.id_fields.get(owner):
+                continue
+            if all(value in ids for value in values):
+                return Reference(resource=resource, style="id", evidence=_count(len(values)))
+        return None
+
+    # behaviour -------------------------------------------------------------------------
+
+    def _behaviour(self, resources: dict[str, Resource]) -> None:
+        paths = {name: behaviour.state_paths(self.records[name]) for name in resources}
+        states = {
+            name: {path: set(_state_values(self.records[name], path)) for path in found}
+            for name, found in paths.items()
+        }
+        seen = {name: behaviour.Observations() for name in resources}
+        writes = {op.resource for op in self.ops.values() if op.kind in _WRITE_KINDS}
+        last: dict[tuple[str, str], dict[str, Any]] = {}
+        pending: dict[tuple[str, str], str] = {}
+        for obs in self.observations:
+            op = obs.op
+            assert op is not None
+            name = op.resource
+            if name is None or name not in resources or not (paths[name] or name in writes):
+                continue
+            resource = resources[name]
+            exchange = obs.exchange
+            entity = _entity_of(obs, op, resource)
+            if op.kind in _WRITE_KINDS and exchange.status >= 400:
+                if entity is not None or op.kind == "create":
+                    before = last.get((name, entity)) if entity is not None else None
+                    for path in paths[name]:
+                        seen[name].refusals.append(
+                            behaviour.Refusal(
+                                source=behaviour.state_key(behaviour.value_at(before, path))
+                                if before
+                                else None,
+                                request=exchange.request_body.value,
+                                status=exchange.status,
+                                message=_error_message(exchange.response_body.value),
+                                operation=op.id or _operation_id_hint(op),
+                                session=obs.session,
+                                example=exchange.id,
+                            )
+                        )
+                continue
+            if exchange.status >= 300:
+                continue
+            records = [r for r in obs.unwrapped.records if r.get(resource.id_field) is not None]
+            written = op.kind in _WRITE_KINDS
+            if written and not records and entity is not None:
+                before = last.get((name, entity))
+                for path in paths[name]:
+                    target = behaviour.find_state(exchange.request_body.value, states[name][path])
+                    if target is not None:
+                        source = (
+                            behaviour.state_key(behaviour.value_at(before, path))
+                            if before
+                            else None
+                        )
+                        seen[name].implied.append(
+                            behaviour.Implied(
+                                source, target, _operation_id_hint(op), obs.session, exchange.id
+                            )
+                        )
+                pending[(name, entity)] = _operation_id_hint(op)
+                continue
+            for record in records:
+                key = (name, str(record[resource.id_field]))
+                operation = _operation_id_hint(op) if written else pending.pop(key, None)
+                if op.kind == "create":
+                    seen[name].created.append((record, operation or "", obs.session, exchange.id))
+                before = last.get(key)
+                last[key] = record
+                if before is not None and before != record:
+                    seen[name].changes.append(
+                        behaviour.Change(before, record, operation, obs.session, exchange.id)
+                    )
+        for name, resource in resources.items():
+            observed = seen[name]
+            resource.state_machines = [
+                behaviour.state_machine(path, _shape_at(self.records[name], path), observed)
+                for path in paths[name]
+            ]
+            stable, changes = behaviour.immutable_fields(observed.changes)
+            for field_name in stable:
+                if field_name in resource.fields:
+                    resource.fields[field_name].immutable = True
+            if changes and resource.id_field in resource.fields:
+                resource.fields[resource.id_field].immutable = True
+
+    # operations ------------------------------------------------------------------------
+
+    def _operations(self, resources: dict[str, Resource]) -> list[Operation]:
+        taken: set[str] = set()
+        operations: list[Operation] = []
+        for op in sorted(
+            self.ops.values(), key=lambda o: (o.template, _METHOD_ORDER.get(o.method, 9), o.method)
+        ):
+            resource = resources.get(op.resource) if op.resource else None
+            id_name = resource.id_field if resource is not None else None
+            path = self._path(op.template, op.resource, id_name)
+            base_id = _operation_id_hint(op)
+            operation_id = base_id
+            counter = 2
+            while operation_id in taken:
+                operation_id = f"{base_id}_{counter}"
+                counter += 1
+            taken.add(operation_id)
+            op.id = operation_id
+            operations.append(
+                Operation(
+                    id=operation_id,
+                    method=op.method,
+                    path=path,
+                    kind=op.kind,
+                    resource=op.resource if resource is not None else None,
+                    parameters=self._parameters(op, path),
+                    request_schema=op.request.schema() if op.request.count else None,
+                    responses=self._responses(op, resources),
+                    effects=self._effects(op, resource),
+                    evidence=op.tally.evidence(),
+                )
+            )
+        self._rename_transitions(resources)
+        return operations
+
+    def _rename_transitions(self, resources: dict[str, Resource]) -> None:
+        """Transitions were recorded with operation hints; point them at the final ids."""
+        final = {_operation_id_hint(op): op.id for op in self.ops.values()}
+        for resource in resources.values():
+            for machine in resource.state_machines:
+                for transition in machine.transitions:
+                    if transition.operation is not None:
+                        transition.operation = (
+                            final.get(transition.operation, transition.operation) or None
+                        )
+                for refused in machine.refused:
+                    if refused.operation is not None:
+                        refused.operation = final.get(refused.operation, refused.operation)
+
+    def _parameters(self, op: OpStats, path: str) -> list[Parameter]:
+        parameters: list[Parameter] = []
+        names = re.findall(r"\{([^}]+)\}", path)
+        params = [index for index, segment in enumerate(op.template) if segment == PARAM]
+        for name, index in zip(names, params, strict=True):
+            values = self.param_values.get(op.template[: index + 1], {})
+            shape = Shape()
+            for value in values:
+                shape.add(value)
+            schema: JsonSchema = {"type": "string"}
+            classes = {classify_segment(value) for value in values}
+            if len(classes) == 1:
+                (only,) = classes
+                pattern = ID_PATTERNS.get(only)
+                if pattern is not None:
+                    schema["pattern"] = pattern
+            tally = Tally()
+            tally.samples = sum(values.values())
+            parameters.append(
+                Parameter(
+                    name=name,
+                    location="path",
+                    required=True,
+                    schema_=schema,
+                    role="id",
+                    evidence=tally.evidence(),
+                )
+            )
+        for name in sorted(op.query):
+            shape = op.query[name]
+            tally = Tally()
+            tally.samples = shape.count
+            parameters.append(
+                Parameter(
+                    name=name,
+                    location="query",
+                    required=shape.count == op.tally.samples,
+                    schema_=shape.schema(),
+                    role=_query_role(name),
+                    evidence=tally.evidence(),
+                )
+            )
+        return parameters
+
+    def _responses(self, op: OpStats, resources: dict[str, Resource]) -> list[ResponseSpec]:
+        responses: list[ResponseSpec] = []
+        for status in sorted(op.statuses):
+            tally = op.statuses[status]
+            schema = self._response_schema(op, status, resources)
+            headers = {
+                _canonical_header(name): shape.schema()
+                for name, shape in sorted(op.headers.get(status, {}).items())
+            }
+            responses.append(
+                ResponseSpec(
+                    status=status, schema_=schema, headers=headers, evidence=tally.evidence()
+                )
+            )
+        return responses
+
+    def _response_schema(
+        self, op: OpStats, status: int, resources: dict[str, Resource]
+    ) -> JsonSchema | None:
+        keys = [key for key in op.wrap_keys if key[0] == status]
+        if not keys:
+            bare = op.bare.get(status)
+            return bare.schema() if bare is not None and bare.count else None
+        _, key, cardinality = max(keys, key=lambda k: (op.wrap_keys[k], str(k)))
+        names = sorted(op.record_types) if op.record_types else [op.resource] if op.resource else []
+        refs = [
+            {"$ref": f"#/components/schemas/{_component(name)}"}
+            for name in names
+            if name in resources
+        ]
+        record: JsonSchema = (
+            refs[0] if len(refs) == 1 else {"anyOf": refs} if refs else {"type": "object"}
+        )
+        inner = {"type": "array", "items": record} if cardinality == "many" else record
+        if key is None:
+            return inner
+        wrapper = op.wrappers[status].schema()
+        wrapper.setdefault("properties", {})[key] = inner
+        wrapper["required"] = sorted({*wrapper.get("required", []), key})
+        return wrapper
+
+    def _effects(self, op: OpStats, resource: Resource | None) -> list[Effect]:
+        """What a custom action does to its record: the state it moves the record to."""
+        if op.kind != "action" or resource is None:
+            return []
+        effects: list[Effect] = []
+        for machine in resource.state_machines:
+            for transition in machine.transitions:
+                if transition.operation == _operation_id_hint(op):
+                    pointer = _pointer_to_state(op.request, set(machine.states))
+                    effects.append(
+                        Effect(
+                            field=machine.field,
+                            from_request=pointer,
+                            value=None if pointer else transition.target,
+                        )
+                    )
+                    break
+        return effects
+
+    # conventions -----------------------------------------------------------------------
+
+    def _conventions(self, resources: dict[str, Resource]) -> Conventions:
+        gathered = self.gathered
+        envelope = conventions.infer_envelope(gathered)
+        language, _ = conventions.infer_query_language(gathered)
+        return Conventions(
+            envelope=envelope,
+            pagination=conventions.infer_pagination(gathered, envelope),
+            errors=conventions.infer_errors(gathered),
+            auth=conventions.infer_auth(gathered),
+            values_as_strings=_values_as_strings(self.records.values()),
+            datetime_format=_datetime_format(self.records.values()),
+            query_language=language,
+        )
+
+
+# --- small decisions ----------------------------------------------------------------------
+
+_METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
+_GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})
+_QUERY_ACTIONS = frozenset({"query", "search", "find", "lookup", "graphql"})
+_BOOKKEEPING = re.compile(
+    r"^(?:sys_(?:id|created_on|created_by|updated_on|updated_by|mod_count)|created(?:_at|_on|_by)?"
+    r"|updated(?:_at|_on|_by)?|modified(?:_at|_on)?|CreatedDate|CreatedById|LastModifiedDate"
+    r"|LastModifiedById|SystemModstamp|createdAt|updatedAt)$"
+)
+_NO_DEFAULT = object()
+
+
+def _literal_before(template: tuple[str, ...], index: int) -> str | None:
+    for segment in reversed(template[:index]):
+        if segment != PARAM:
+            return segment
+    return None
+
+
+def _resource_name(literal: str, parent: str | None) -> str:
+    return literal if parent in TABLE_CONTAINERS else singular(literal)
+
+
+def _operation_resource(op: OpStats) -> str | None:
+    """Which resource an operation's records belong to."""
+    if op.record_types:
+        return op.record_types.most_common(1)[0][0] if len(op.record_types) == 1 else None
+    list_keys = {key for (_, key, _) in op.wrap_keys if key and key not in GENERIC_LIST_KEYS}
+    if len(list_keys) == 1:
+        return singular(next(iter(list_keys)))
+    template = op.template
+    literals = [(index, segment) for index, segment in enumerate(template) if segment != PARAM]
+    if not literals:
+        return None
+    index, last = literals[-1]
+    parent = template[index - 1] if index > 0 else None
+    grandparent = template[index - 2] if index > 1 else None
+    at_end = index == len(template) - 1
+    if at_end and parent == PARAM and not (op.many and op.method == "GET"):
+        # /issue/{id}/transitions: the action belongs to the record the parameter names.
+        owner = _literal_before(template, index - 1)
+        if owner is not None:
+            position = template.index(owner)
+            return _resource_name(owner, template[position - 1] if position > 0 else None)
+    if at_end and parent is not None and parent != PARAM:
+        if grandparent in TABLE_CONTAINERS and not op.many and not op.one_with_id:
+            # /sobjects/User/describe: a route under a named resource type.
+            return parent
+        if last in _QUERY_ACTIONS:
+            # /user/search answers with users.
+            return _resource_name(parent, grandparent)
+    return _resource_name(last, parent)
+
+
+def _operation_kind(op: OpStats) -> OperationKind:
+    template = op.template
+    method = op.method
+    on_item = bool(template) and template[-1] == PARAM
+    last = template[-1] if template else ""
+    after_item = len(template) >= 2 and template[-2] == PARAM and not on_item
+    if on_item:
+        return {
+            "GET": "get",
+            "PUT": "replace",
+            "PATCH": "update",
+            "DELETE": "delete",
+            "POST": "update",
+        }.get(method, "other")  # type: ignore[return-value]
+    if last in _QUERY_ACTIONS:
+        return "query"
+    if after_item and method in ("POST", "PUT", "PATCH"):
+        return "action"
+    if method == "GET":
+        if op.many:
+            return "list"
+        return "get" if op.one_with_id else "other"
+    if method == "POST":
+        created = any(status == 201 for status in op.statuses) or op.one_with_id
+        return "create" if created else "action" if after_item else "other"
+    if method == "DELETE":
+        return "delete" if after_item else "other"
+    return "other"
+
+
+def _operation_id_hint(op: OpStats) -> str:
+    """A readable operationId: `list_incident`, `transition_issue`, `get_serverInfo`."""
+    literals = [segment for segment in op.template if segment != PARAM]
+    resource = op.resource
+    if op.kind == "action" and literals:
+        return f"{singular(literals[-1])}_{resource or '_'.join(literals[:-1]) or 'root'}"
+    if resource is not None and op.kind != "other":
+        return f"{op.kind}_{resource}"
+    slug = "_".join(literals) or "root"
+    return f"{op.method.lower()}_{slug}"
+
+
+def _entity_of(obs: Obs, op: OpStats, resource: Resource) -> str | None:
+    """The id of the record a request addresses: the last path parameter before any action."""
+    if PARAM not in op.template:
+        return None
+    index = len(op.template) - 1 - op.template[::-1].index(PARAM)
+    segments = obs.segments
+    return segments[index] if index < len(segments) else None
+
+
+def _error_message(body: Any) -> str | None:
+    """The human message of an error body, wherever the service puts it."""
+    if isinstance(body, str):
+        return body.strip()[:200] or None
+    if isinstance(body, list):
+        return _error_message(body[0]) if body else None
+    if not isinstance(body, dict):
+        return None
+    for key in ("message", "errorMessage", "error_description", "detail"):
+        value = body.get(key)
+        if isinstance(value, str) and value:
+            return value
+    for key in ("error", "errors", "errorMessages"):
+        value = body.get(key)
+        if value:
+            found = _error_message(
+                value if not isinstance(value, dict) or "message" in value else list(value.values())
+            )
+            if found:
+                return found
+    return None
+
+
+def _size(value: Any) -> int:
+    """How many values walking `value` visits (arrays counted as sampled)."""
+    if isinstance(value, dict):
+        return 1 + sum(_size(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_size(item) for item in sampled(value))
+    return 1
+
+
+def _page_fingerprint(records: list[dict[str, Any]], id_name: str | None) -> tuple[Any, ...] | None:
+    """Ids at the start, middle and end of a page: the same page fetched again (recordings
+    often repeat a listing) need not be walked again; it still counts as evidence."""
+    if id_name is None or len(records) < 2:
+        return None
+    middle = len(records) // 2
+    return (
+        id_name,
+        len(records),
+        records[0].get(id_name),
+        records[middle].get(id_name),
+        records[-1].get(id_name),
+        len(records[middle]),
+    )
+
+
+def _short_text(text: Any, mime_type: str | None) -> str | None:
+    """A plain-text error body worth replaying; HTML pages and long texts are not."""
+    if (
+        not isinstance(text, str)
+        or len(text) > 500
+        or "html" in (mime_type or "")
+        or "<html" in text
+    ):
+        return None
+    return text
+
+
+def _query_role(name: str) -> Any:
+    if name in conventions.LIMIT_PARAMS:
+        return "limit"
+    if name in conventions.OFFSET_PARAMS:
+        return "offset"
+    if name in conventions.PAGE_PARAMS:
+        return "page"
+    if name in conventions.CURSOR_PARAMS:
+        return "cursor"
+    if name in ("sysparm_query", "q", "jql", "query", "filter"):
+        return "query"
+    if name in ("sysparm_fields", "fields", "expand", "sysparm_display_value"):
+        return "fields"
+    if name in ("sort", "order", "orderBy", "sysparm_order_by"):
+        return "sort"
+    return "filter"
+
+
+def _mentions_jql(body: Any) -> bool:
+    return isinstance(body, dict) and isinstance(body.get("jql"), str)
+
+
+def _canonical_header(name: str) -> str:
+    lowered = name.lower()
+    if lowered.startswith("x-"):
+        return "X-" + "-".join(part.capitalize() for part in lowered[2:].split("-"))
+    return "-".join(part.capitalize() for part in lowered.split("-"))
+
+
+def _component(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def _count(samples: int) -> Any:
+    tally = Tally()
+    tally.samples = samples
+    return tally.evidence()
+
+
+def _display_field(shape: Shape, id_name: str) -> str | None:
+    for name in ("number", "key", "name", "Name", "title", "summary", "display_name", "user_name"):
+        if name in shape.props and name != id_name:
+            return name
+    return None
+
+
+def _default(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> Any:
+    """The value a create answered with when the request left the field out, if always the same."""
+    values = [
+        json_value
+        for request, record in creates
+        if isinstance(request, dict) and name not in request and name in record
+        for json_value in [record[name]]
+    ]
+    if not values or any(value != values[0] for value in values):
+        return _NO_DEFAULT
+    return values[0]
+
+
+def _sequence(shape: Shape) -> IdFormat | None:
+    """`INC0010001`-style numbering: one prefix, one width, across every sampled value."""
+    if not shape.sample or (not shape.overflow and len(shape.values) < 2):
+        return None
+    parts = [key_parts(value) for value in shape.sample]
+    if any(part is None for part in parts) or "empty" in shape.formats:
+        return None
+    prefixes = {part[0] for part in parts if part}
+    widths = {part[2] for part in parts if part}
+    if len(prefixes) != 1 or len(widths) != 1:
+        return None
+    top = key_parts(shape.max_string)
+    if top is None:
+        return None
+    prefix, number, width = top
+    return IdFormat(
+        kind="sequence",
+        prefix=prefix,
+        width=width,
+        start=number + 1,
+        pattern=f"^{re.escape(prefix)}[0-9]{{{width}}}$",
+    )
+
+
+def id_format(ids: set[str], shape: Shape) -> IdFormat:
+    """How the resource's ids look, so the mock can mint new ones like them."""
+    values = sorted(ids) or shape.sample
+    classes = Counter(classify_segment(value) for value in values)
+    kind = classes.most_common(1)[0][0] if classes else "other"
+    if len(classes) > 1 and kind != "integer":
+        kind = "other"
+    if kind == "hex32":
+        return IdFormat(kind="hex32", width=32, pattern=ID_PATTERNS["hex32"])
+    if kind == "uuid":
+        return IdFormat(kind="uuid", pattern=ID_PATTERNS["uuid"])
+    if kind == "ulid":
+        return IdFormat(kind="ulid", width=26, pattern=ID_PATTERNS["ulid"])
+    if kind == "integer":
+        numbers = [int(value) for value in values if value.isdigit()]
+        return IdFormat(
+            kind="integer", start=max(numbers) + 1 if numbers else 1, pattern="^[0-9]+$"
+        )
+    if kind == "salesforce":
+        prefixes = Counter(value[:3] for value in values)
+        prefix = prefixes.most_common(1)[0][0]
+        width = max(len(value) for value in values)
+        return IdFormat(
+            kind="salesforce",
+            prefix=prefix,
+            width=width,
+            pattern=f"^{re.escape(prefix)}[a-zA-Z0-9]{{{width - 3}}}$",
+        )
+    if kind == "key":
+        parts = [key_parts(value) for value in values]
+        found = [part for part in parts if part]
+        prefix = Counter(part[0] for part in found).most_common(1)[0][0]
+        width = max(part[2] for part in found)
+        start = max(part[1] for part in found) + 1
+        return IdFormat(kind="sequence", prefix=prefix, width=width, start=start)
+    if kind == "prefixed":
+        prefix = prefix_of(values[0]) or ""
+        return IdFormat(
+            kind="prefixed", prefix=prefix, width=max(len(value) for value in values) - len(prefix)
+        )
+    width = max((len(value) for value in values), default=16)
+    return IdFormat(kind="opaque", width=width)
+
+
+def _link_target(links: list[str]) -> str | None:
+    """The table a ServiceNow reference points at: `.../table/sys_user/<id>` -> `sys_user`."""
+    targets: Counter[str] = Counter()
+    for link in links:
+        parts = split_path(urlsplit(link).path)
+        if len(parts) >= 2:
+            targets[parts[-2]] += 1
+    return targets.most_common(1)[0][0] if targets else None
+
+
+def _state_values(shape: Shape, path: str) -> list[str]:
+    found = _shape_at(shape, path)
+    return [value for value in found.values if value != ""]
+
+
+def _shape_at(shape: Shape, path: str) -> Shape:
+    for part in path.split("."):
+        shape = shape.props.get(part) or Shape()
+    return shape
+
+
+def _pointer_to_state(request: Shape, states: set[str], prefix: str = "") -> str | None:
+    """A JSON pointer to where action requests carry the target state."""
+    for name in sorted(
+        request.props, key=lambda key: (key not in ("name", "state", "status"), key)
+    ):
+        child = request.props[name]
+        pointer = f"{prefix}/{name}"
+        if child.values and set(child.values) <= states:
+            return pointer
+        found = _pointer_to_state(child, states, pointer)
+        if found is not None:
+            return found
+    return None
+
+
+def _values_as_strings(shapes: Iterable[Shape]) -> bool:
+    """Numbers and booleans travel as strings when string-encoded ones outnumber real ones."""
+    encoded = native = 0
+    for shape in shapes:
+        for child in shape.props.values():
+            encoded += sum(
+                child.formats.get(fmt, 0) for fmt in ("integer-string", "boolean-string")
+            )
+            native += child.ints + child.floats + child.bools
+    return encoded > 0 and encoded > 4 * native
+
+
+def _datetime_format(shapes: Iterable[Shape]) -> str | None:
+    space = iso = 0
+    for shape in shapes:
+        for child in shape.props.values():
+            space += child.formats.get("date-time-space", 0)
+            iso += child.formats.get("date-time", 0)
+    if not space and not iso:
+        return None
+    return "%Y-%m-%d %H:%M:%S" if space >= iso else "%Y-%m-%dT%H:%M:%S.%f%z"

@@ -1,0 +1,232 @@
+"""Service models from agent tool calls (OpenAI tool calls, Anthropic tool_use, MCP tools/call).
+
+A tool becomes an operation: its kind from the verb in its name (`get_incident` -> get,
+`close_incident` -> action), its input schema from the arguments, its output schema from the
+results. Records in results become resources; an argument whose values are ids a result carried
+earlier names that resource's record (the id flows from one call into the next). Operations are
+written as `POST /tools/{name}` so the model stays a valid OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from myna.schemas import behaviour
+from myna.schemas.evidence import Tally
+from myna.schemas.model import (
+    FieldSpec,
+    Operation,
+    OperationKind,
+    Parameter,
+    Resource,
+    ResponseSpec,
+    ServiceModel,
+)
+from myna.schemas.paths import singular
+from myna.schemas.records import id_field, unwrap
+from myna.schemas.shape import Shape, sampled
+from myna.traces.model import ToolCall
+
+VERBS: dict[str, OperationKind] = {
+    **dict.fromkeys(("get", "read", "fetch", "show", "retrieve", "describe", "view"), "get"),
+    **dict.fromkeys(("list", "all", "browse", "enumerate"), "list"),
+    **dict.fromkeys(("search", "find", "query", "lookup", "filter"), "query"),
+    **dict.fromkeys(("create", "add", "new", "insert", "open", "register", "submit"), "create"),
+    **dict.fromkeys(("update", "edit", "modify", "set", "patch", "change"), "update"),
+    **dict.fromkeys(("replace", "put", "overwrite"), "replace"),
+    **dict.fromkeys(("delete", "remove", "destroy", "drop", "cancel"), "delete"),
+}
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def tool_kind(name: str) -> tuple[OperationKind, str | None]:
+    """The operation kind and resource noun of a tool name (`create_incident`)."""
+    words = [word.lower() for word in _WORDS.findall(name)]
+    if not words:
+        return "other", None
+    for position in (0, len(words) - 1):
+        verb = words[position]
+        rest = words[1:] if position == 0 else words[:-1]
+        if verb in VERBS:
+            return VERBS[verb], singular("_".join(rest)) if rest else None
+    # An unknown verb on a noun (`close_incident`, `assign_ticket`) is a custom action.
+    return "action", singular("_".join(words[1:])) if len(words) > 1 else None
+
+
+@dataclass(slots=True)
+class ToolStats:
+    name: str
+    tally: Tally = field(default_factory=Tally)
+    arguments: Shape = field(default_factory=Shape)
+    results: Shape = field(default_factory=Shape)
+    errors: Tally = field(default_factory=Tally)
+    id_arguments: dict[str, set[str]] = field(default_factory=dict)
+
+
+def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel:
+    """One model for every tool the calls used."""
+    stats: dict[str, ToolStats] = {}
+    records: dict[str, Shape] = {}
+    record_tally: dict[str, Tally] = {}
+    ids: dict[str, set[str]] = {}
+    id_fields: dict[str, str] = {}
+    seen: dict[str, behaviour.Observations] = {}
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for session, call in calls:
+        tool = stats.get(call.name)
+        if tool is None:
+            tool = stats[call.name] = ToolStats(call.name)
+        tool.tally.add(session, call.id)
+        kind, noun = tool_kind(call.name)
+        if call.arguments is not None:
+            tool.arguments.add(call.arguments)
+            _note_id_arguments(tool, call.arguments, ids)
+        if call.error is not None:
+            tool.errors.add(session, call.id)
+            continue
+        if call.result is None:
+            continue
+        tool.results.add(call.result)
+        found = unwrap(call.result).records
+        resource = noun or call.name
+        if not found or id_field(found, resource) is None:
+            continue
+        id_name = id_fields.setdefault(resource, id_field(found, resource) or "id")
+        shape = records.setdefault(resource, Shape())
+        record_tally.setdefault(resource, Tally()).add(session, call.id)
+        observations = seen.setdefault(resource, behaviour.Observations())
+        for record in sampled(found):
+            shape.add(record)
+            value = record.get(id_name)
+            if value is None:
+                continue
+            ids.setdefault(resource, set()).add(str(value))
+            key = (resource, str(value))
+            if kind == "create":
+                observations.created.append((record, call.name, session, call.id))
+            before = last.get(key)
+            last[key] = record
+            if before is not None and before != record:
+                operation = call.name if kind in ("create", "update", "replace", "action") else None
+                observations.changes.append(
+                    behaviour.Change(before, record, operation, session, call.id)
+                )
+    resources = {
+        resource: _resource(
+            resource,
+            records[resource],
+            id_fields[resource],
+            record_tally[resource],
+            seen[resource],
+            ids,
+        )
+        for resource in sorted(records)
+    }
+    operations = [_operation(stats[tool], resources, ids) for tool in sorted(stats)]
+    return ServiceModel(
+        name=name, title=f"{name} (tools)", resources=resources, operations=operations
+    )
+
+
+def _note_id_arguments(tool: ToolStats, arguments: Any, ids: dict[str, set[str]]) -> None:
+    """Remember which arguments carried ids that earlier results returned."""
+    if not isinstance(arguments, dict):
+        return
+    for key, value in arguments.items():
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            text = str(value)
+            for resource, known in ids.items():
+                if text in known:
+                    tool.id_arguments.setdefault(key, set()).add(resource)
+
+
+def _resource(
+    name: str,
+    shape: Shape,
+    id_name: str,
+    tally: Tally,
+    observed: behaviour.Observations,
+    ids: dict[str, set[str]],
+) -> Resource:
+    from myna.schemas.learn import id_format
+
+    fields = {
+        field_name: FieldSpec(
+            name=field_name,
+            schema_=child.schema(),
+            required=child.count == shape.objects,
+            nullable=child.nulls > 0,
+            server_generated=field_name == id_name,
+            read_only=field_name == id_name,
+            enum_frequencies=child.enum(),
+            evidence=tally.evidence(samples=child.count),
+        )
+        for field_name, child in shape.props.items()
+    }
+    machines = [
+        behaviour.state_machine(path, _shape_at(shape, path), observed)
+        for path in behaviour.state_paths(shape)
+    ]
+    return Resource(
+        name=name,
+        id_field=id_name,
+        id_format=id_format(ids.get(name, set()), shape.props[id_name]),
+        fields=fields,
+        unique=[id_name],
+        state_machines=machines,
+        evidence=tally.evidence(),
+    )
+
+
+def _shape_at(shape: Shape, path: str) -> Shape:
+    for part in path.split("."):
+        shape = shape.props.get(part) or Shape()
+    return shape
+
+
+def _operation(
+    tool: ToolStats, resources: dict[str, Resource], ids: dict[str, set[str]]
+) -> Operation:
+    kind, noun = tool_kind(tool.name)
+    resource = noun if noun in resources else None
+    if resource is None:
+        owners = {owner for found in tool.id_arguments.values() for owner in found}
+        if len(owners) == 1:
+            resource = next(iter(owners))
+    parameters = [
+        Parameter(
+            name=argument,
+            location="query",
+            role="id",
+            schema_={"type": "string"},
+            required=tool.arguments.props[argument].count == tool.arguments.objects,
+            evidence=tool.tally.evidence(samples=tool.arguments.props[argument].count),
+        )
+        for argument in sorted(tool.id_arguments)
+        if argument in tool.arguments.props
+    ]
+    responses = []
+    if tool.results.count:
+        responses.append(
+            ResponseSpec(
+                status=200,
+                schema_=tool.results.schema(),
+                evidence=tool.tally.evidence(samples=tool.results.count),
+            )
+        )
+    if tool.errors.samples:
+        responses.append(ResponseSpec(status=400, evidence=tool.errors.evidence()))
+    return Operation(
+        id=tool.name,
+        method="POST",
+        path=f"/tools/{tool.name}",
+        kind=kind,
+        resource=resource,
+        summary=f"tool {tool.name}",
+        parameters=parameters,
+        request_schema=tool.arguments.schema() if tool.arguments.count else None,
+        responses=responses,
+        evidence=tool.tally.evidence(),
+    )
