@@ -8,6 +8,7 @@ parameters, the query parameters and the request body. It renders them for OpenA
 Completions `tools` and for MCP's `tools/list`, and maps a tool call back to the HTTP request it
 stands for (`call`), which the MCP server and the replay stage send to the mock.
 
+Token endpoints are not tools unless asked for: credentials belong to whoever runs the agent.
 Body fields are flattened into the tool's arguments when no name collides with a parameter, since
 models fill flat argument lists more reliably; otherwise the body is one `body` argument.
 """
@@ -115,12 +116,18 @@ class ToolSpec:
 class Toolbox:
     """The tools of one model; build it once and reuse it (deriving them walks every operation)."""
 
-    def __init__(self, model: ServiceModel) -> None:
+    def __init__(self, model: ServiceModel, *, include_auth: bool = False) -> None:
         self.model = model
-        names = _unique_names([operation.id for operation in model.operations])
+        # Token endpoints are left out by default: credentials belong to the harness that runs
+        # the agent (the MCP server's headers, the client's auth), never to the agent itself.
+        operations = [
+            operation
+            for operation in model.operations
+            if include_auth or not _is_auth(model, operation)
+        ]
+        names = _unique_names([operation.id for operation in operations])
         self.tools: tuple[ToolSpec, ...] = tuple(
-            _tool(model, operation, name)
-            for operation, name in zip(model.operations, names, strict=True)
+            _tool(model, operation, name) for operation, name in zip(operations, names, strict=True)
         )
         self._by_name = {tool.name: tool for tool in self.tools}
 
@@ -155,6 +162,11 @@ def mcp_tools(model: ServiceModel) -> list[dict[str, Any]]:
 def call_for_tool(model: ServiceModel, name: str, arguments: Mapping[str, Any] | None) -> HttpCall:
     """Map one tool call back to `(method, path, params, json_body)`; loops should use a Toolbox."""
     return Toolbox(model).call(name, arguments)
+
+
+def _is_auth(model: ServiceModel, operation: Operation) -> bool:
+    token_path = model.conventions.auth.token_path
+    return operation.kind == "auth" or (token_path is not None and operation.path == token_path)
 
 
 # --- names ---
@@ -341,11 +353,11 @@ def _field_note(resource: Resource, field: str) -> str | None:
 _VERBS: Final = {
     "list": "List {resource} records",
     "get": "Get one {resource} record by its id",
-    "create": "Create a {resource} record",
-    "update": "Update fields of a {resource} record (only the fields sent change)",
-    "replace": "Replace a {resource} record",
-    "delete": "Delete a {resource} record",
-    "action": "Run the {operation} action on a {resource} record",
+    "create": "Create {a} {resource} record",
+    "update": "Update fields of {a} {resource} record (only the fields sent change)",
+    "replace": "Replace {a} {resource} record",
+    "delete": "Delete {a} {resource} record",
+    "action": "Run the {operation} action on {a} {resource} record",
     "query": "Query {resource} records",
     "auth": "Obtain an access token",
     "other": "Call {operation}",
@@ -390,8 +402,9 @@ def _path_description(placeholder: str, resource: Resource | None) -> str:
 
 def _description(model: ServiceModel, operation: Operation, resource: Resource | None) -> str:
     resource_name = resource.name if resource else (operation.resource or model.name)
+    article = "an" if resource_name[:1].lower() in "aeiou" else "a"
     headline = operation.summary or _VERBS[operation.kind].format(
-        resource=resource_name, operation=operation.id
+        resource=resource_name, operation=operation.id, a=article
     )
     lines = [headline.rstrip(".") + ".", f"HTTP {operation.method.upper()} {operation.path}."]
     if operation.kind in ("list", "query") and model.conventions.query_language != "fields":

@@ -213,6 +213,15 @@ def test_every_tool_name_is_unique_and_valid_for_openai(toolbox: Toolbox) -> Non
     assert names[6] == "get_incident_2"
 
 
+def test_token_endpoints_are_not_tools_unless_asked_for() -> None:
+    model = incident_model()
+    model.operations.append(
+        Operation(id="oauthToken", method="POST", path="/oauth_token.do", kind="auth")
+    )
+    assert "oauth_token" not in {tool.name for tool in Toolbox(model).tools}
+    assert "oauth_token" in {tool.name for tool in Toolbox(model, include_auth=True).tools}
+
+
 # --- schemas and descriptions ---
 
 
@@ -275,7 +284,7 @@ def test_create_description_names_required_read_only_fields_and_the_state_machin
     toolbox: Toolbox,
 ) -> None:
     description = toolbox.tool("create_incident").description
-    assert description.startswith("Create a incident record. HTTP POST /api/now/table/incident.")
+    assert description.startswith("Create an incident record. HTTP POST /api/now/table/incident.")
     assert "Required: short_description." in description
     assert "do not send: number, sys_updated_on" in description
     assert "state is one of 1 (New), 2 (In Progress), 6 (Resolved)" in description
