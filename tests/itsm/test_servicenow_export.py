@@ -103,3 +103,24 @@ def test_a_record_of_another_table_is_reported_not_dropped(write_csv: Callable[.
     assert history.incidents == ()
     (issue,) = report.issues
     assert (issue.line, issue.value, issue.kind) == (2, "RITM0000001", "unmapped")
+
+
+@pytest.mark.parametrize("problem_first", [True, False], ids=["problem-first", "incident-first"])
+def test_incidents_point_at_the_exported_problem_whatever_the_order(
+    write_csv: Callable[..., Path], problem_first: bool
+) -> None:
+    problem = "PRB0040001,Concentrator flaps,2026-01-05 08:00:00,,Assess," + "e" * 32
+    incident = "INC0000001,VPN drops,2026-01-05 09:00:00,PRB0040001,In Progress,"
+    path = write_csv(
+        "number,short_description,opened_at,problem_id,state,sys_id",
+        *((problem, incident) if problem_first else (incident, problem)),
+    )
+    history, report = import_history(path)
+    (only,) = history.problems.values()
+    assert (only.sys_id, only.number, only.short_description) == (
+        "e" * 32,
+        "PRB0040001",
+        "Concentrator flaps",
+    )
+    assert history.incidents[0].problem == "e" * 32
+    assert report.count() == 0

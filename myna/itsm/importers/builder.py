@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from myna.itsm.importers.model import (
     Category,
@@ -74,6 +75,8 @@ class HistoryBuilder:
         self._user_keys: dict[str, str] = {}
         self._numbers: dict[str, str] = {}
         self._taken: set[str] = set()
+        self._by_number: dict[str, str] = {}
+        self._redirects: dict[str, str] = {}
 
     def user(
         self, raw: str | None, role: str, *, line: int, column: str, sys_id: str | None = None
@@ -188,31 +191,57 @@ class HistoryBuilder:
             subs.add(subcategory)
         return name
 
-    def problem(self, raw: str | None, *, line: int, column: str) -> str | None:
+    def problem(
+        self, raw: str | None, *, line: int, column: str, sys_id: str | None = None
+    ) -> str | None:
+        """The sys_id of the problem `raw` refers to (by number, name or sys_id)."""
         key = clean(raw)
         if key is None:
             return None
-        sys_id = _entity_id("problem", key)
-        if sys_id not in self.problems:
-            number = self._number("PRB", key, line=line, column=column)
-            self.problems[sys_id] = Problem(sys_id, key, number)
-        return sys_id
+        number = self._number("PRB", key, line=line, column=column)
+        known = self._by_number.get(number)
+        if known is not None:
+            return known
+        stub = Problem(sys_id or _entity_id("problem", key), key, number)
+        self.problems.setdefault(stub.sys_id, stub)
+        self._by_number[number] = stub.sys_id
+        return stub.sys_id
 
-    def change(self, raw: str | None, *, line: int, column: str) -> str | None:
+    def change(
+        self, raw: str | None, *, line: int, column: str, sys_id: str | None = None
+    ) -> str | None:
+        """The sys_id of the change request `raw` refers to (by number or sys_id)."""
         key = clean(raw)
         if key is None:
             return None
-        sys_id = _entity_id("change_request", key)
-        if sys_id not in self.changes:
-            number = self._number("CHG", key, line=line, column=column)
-            self.changes[sys_id] = ChangeRequest(sys_id, key, number)
-        return sys_id
+        number = self._number("CHG", key, line=line, column=column)
+        known = self._by_number.get(number)
+        if known is not None:
+            return known
+        stub = ChangeRequest(sys_id or _entity_id("change_request", key), key, number)
+        self.changes.setdefault(stub.sys_id, stub)
+        self._by_number[number] = stub.sys_id
+        return stub.sys_id
 
     def put_problem(self, problem: Problem) -> None:
+        """A problem record from the export; it replaces a reference-only stub of its number."""
+        self._replace_stub(self.problems, "PRB", problem.number, problem.sys_id)
         self.problems[problem.sys_id] = problem
 
     def put_change(self, change: ChangeRequest) -> None:
+        """A change record from the export; it replaces a reference-only stub of its number."""
+        self._replace_stub(self.changes, "CHG", change.number, change.sys_id)
         self.changes[change.sys_id] = change
+
+    def _replace_stub(self, table: dict[str, Any], prefix: str, number: str, sys_id: str) -> None:
+        self._numbers.setdefault(f"{prefix}:{number}", number)
+        self._taken.add(number)
+        stub = self._by_number.get(number)
+        if stub is not None and stub != sys_id:
+            # Incidents read earlier point at the stub; `build` redirects them.
+            self._redirects[stub] = sys_id
+            table.pop(stub, None)
+        self._by_number[number] = sys_id
 
     def _number(self, prefix: str, key: str, *, line: int, column: str) -> str:
         """A task number for `key`, unique within the import; sequence numbers as a last resort."""
@@ -247,6 +276,8 @@ class HistoryBuilder:
     def build(self, metadata: dict[str, str] | None = None) -> IncidentHistory:
         self.report.incidents = len(self.incidents)
         incidents = self.incidents
+        if self._redirects:
+            incidents = [_redirect(incident, self._redirects) for incident in incidents]
         if self.pseudonymiser is not None:
             # Free text is scrubbed last, when every person in the file has been met.
             scrub = self.pseudonymiser.scrub
@@ -276,6 +307,18 @@ class HistoryBuilder:
             metadata=dict(metadata or {}),
             pseudonymised=self.pseudonymiser is not None,
         )
+
+
+def _redirect(incident: Incident, redirects: dict[str, str]) -> Incident:
+    def target(sys_id: str | None) -> str | None:
+        return redirects.get(sys_id, sys_id) if sys_id is not None else None
+
+    return replace(
+        incident,
+        problem=target(incident.problem),
+        rfc=target(incident.rfc),
+        caused_by=target(incident.caused_by),
+    )
 
 
 def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:

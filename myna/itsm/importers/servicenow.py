@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -263,6 +263,11 @@ def _ci(record: _Record, builder: HistoryBuilder) -> str | None:
     return builder.ci(field.label, sys_id=field.sys_id)
 
 
+def _task(record: _Record, name: str, reference: Callable[..., str | None]) -> str | None:
+    field = record.get(name)
+    return reference(field.label, line=record.line, column=name, sys_id=field.sys_id)
+
+
 def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
     line = record.line
     number = record.text("number")
@@ -375,9 +380,9 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
         assigned_to=assignee,
         knowledge=_parse(record, "knowledge", parse_bool, b),
         made_sla=_parse(record, "made_sla", parse_bool, b),
-        problem=b.problem(record.get("problem_id").label, line=line, column="problem_id"),
-        rfc=b.change(record.get("rfc").label, line=line, column="rfc"),
-        caused_by=b.change(record.get("caused_by").label, line=line, column="caused_by"),
+        problem=_task(record, "problem_id", b.problem),
+        rfc=_task(record, "rfc", b.change),
+        caused_by=_task(record, "caused_by", b.change),
         parent_incident=record.get("parent_incident").value,
         reassignment_count=_parse(record, "reassignment_count", parse_int, b) or 0,
         reopen_count=_parse(record, "reopen_count", parse_int, b) or 0,
