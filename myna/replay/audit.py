@@ -153,17 +153,17 @@ def _reference(context: Context) -> tuple[Step, ...]:
 
 @PROBES.register("mass_update")
 def _mass_update(context: Context) -> Scripted | None:
-    """Applies each reference update to every record of its resource."""
+    """Solves the task, and applies each reference update to every other record as well."""
     steps: list[Step] = []
     for resource, record_id, step in context.write_targets():
         if step.method.upper() not in ("PATCH", "PUT"):
             continue
         for other in context.record_ids(resource):
-            path = step.path.replace(record_id, other)
-            steps.append(step.model_copy(update={"path": path}))
+            if other != record_id:
+                steps.append(step.model_copy(update={"path": step.path.replace(record_id, other)}))
     if not steps:
         return None
-    return Scripted("mass_update", (*steps, *_answers(context)))
+    return Scripted("mass_update", (*_reference(context), *steps))
 
 
 @PROBES.register("delete_records")
@@ -239,17 +239,23 @@ def _drop_step(context: Context, rng: random.Random) -> Scripted:
 
 @SOLVERS.register("perturb_value")
 def _perturb_value(context: Context, rng: random.Random) -> Scripted:
+    """Gets one written value, or the answer, slightly wrong."""
     steps = list(_reference(context))
-    writes = [
-        (index, step)
+    spots = [
+        (index, name)
         for index, step in enumerate(steps)
-        if isinstance(step, HttpStep) and isinstance(step.body, dict) and step.body
+        if isinstance(step, HttpStep) and isinstance(step.body, dict)
+        for name in sorted(step.body)
     ]
-    if writes:
-        index, step = rng.choice(writes)
-        name = rng.choice(sorted(step.body))
-        body = {**step.body, name: f"{step.body[name]}-x"}
-        steps[index] = step.model_copy(update={"body": body})
+    spots += [(index, None) for index, step in enumerate(steps) if isinstance(step, AnswerStep)]
+    if spots:
+        index, name = rng.choice(spots)
+        step = steps[index]
+        if isinstance(step, HttpStep) and isinstance(step.body, dict) and name is not None:
+            body = {**step.body, name: f"{step.body[name]}-x"}
+            steps[index] = step.model_copy(update={"body": body})
+        elif isinstance(step, AnswerStep):
+            steps[index] = AnswerStep(text=f"{step.text} or not")
     return Scripted("perturb_value", tuple(steps))
 
 
@@ -401,7 +407,11 @@ def audit(
     gates.append(Gate(name="deterministic", ok=same, detail="" if same else "reruns differ"))
 
     solvers = _pass_stats(runner, context, agents, k, seed)
-    rated = [solvers[a.name] for a in agents] if agents else [solvers[n] for n in SOLVERS.names()]
+    rated = (
+        [solvers[a.name] for a in agents]
+        if agents
+        else [solvers[n] for n in SOLVERS.names() if n in solvers]
+    )
     tries = sum(stats.tries for stats in rated)
     difficulty = 1 - sum(stats.passes for stats in rated) / tries if tries else None
     correctness = sum(gate.ok for gate in gates) / len(gates)
@@ -421,14 +431,21 @@ def audit(
 def _pass_stats(
     runner: EpisodeRunner, context: Context, agents: Sequence[Agent], k: int, seed: int
 ) -> dict[str, PassStats]:
+    """Pass counts over k tries; a near-miss solver that cannot miss here (it would play the
+    reference itself) is left out rather than counted as a pass."""
+    reference = _reference(context)
     stats: dict[str, PassStats] = {}
     for name in SOLVERS.names():
-        passes = 0
+        passes = tries = 0
         for attempt_index in range(k):
             rng = random.Random(f"{seed}:{name}:{attempt_index}")
             solver = SOLVERS.get(name)(context, rng)
+            if solver.steps == reference:
+                continue
+            tries += 1
             passes += attempt_with(runner, solver, attempt_index).passed
-        stats[name] = PassStats(tries=k, passes=passes)
+        if tries:
+            stats[name] = PassStats(tries=tries, passes=passes)
     for agent in agents:
         passes = sum(attempt_with(runner, agent, seed + i).passed for i in range(k))
         stats[agent.name] = PassStats(tries=k, passes=passes)

@@ -27,7 +27,7 @@ from myna.replay.verify import (
     verify,
 )
 from myna.replay.world import HttpRequest, ToolTranslator, World, WorldFactory
-from myna.schemas.model import ServiceModel
+from myna.schemas.model import Operation, ServiceModel
 
 DEFAULT_ADMIN_PREFIXES: tuple[str, ...] = ("/_myna",)
 
@@ -36,32 +36,58 @@ _PARAM = re.compile(r"\{[^/{}]+\}")
 
 def _template_regex(path: str) -> re.Pattern[str]:
     parts = _PARAM.split(path)
-    return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "/?$")
+    return re.compile("^" + "([^/]+)".join(re.escape(part) for part in parts) + "/?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    method: str
+    pattern: re.Pattern[str]
+    params: tuple[str, ...]
+    operation: Operation
 
 
 @dataclass(frozen=True, slots=True)
 class Routes:
     """Which calls are documented operations of the model, and which hit the admin API."""
 
-    operations: tuple[tuple[str, re.Pattern[str]], ...]
+    routes: tuple[Route, ...]
     admin_prefixes: tuple[str, ...] = DEFAULT_ADMIN_PREFIXES
 
     @classmethod
     def from_model(
         cls, model: ServiceModel, admin_prefixes: Iterable[str] = DEFAULT_ADMIN_PREFIXES
     ) -> Routes:
-        operations = tuple(
-            (operation.method.upper(), _template_regex(operation.path))
+        routes = [
+            Route(
+                operation.method.upper(),
+                _template_regex(operation.path),
+                tuple(name.strip("{}") for name in _PARAM.findall(operation.path)),
+                operation,
+            )
             for operation in model.operations
-        )
-        return cls(operations, tuple(admin_prefixes))
+        ]
+        # Literal segments beat parameters: /table/incident/count before /table/incident/{id}.
+        routes.sort(key=lambda route: len(route.params))
+        return cls(tuple(routes), tuple(admin_prefixes))
+
+    def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
+        """The documented operation a call reaches, with its path parameters."""
+        bare = urlsplit(path).path or "/"
+        wanted = method.upper()
+        for route in self.routes:
+            if route.method != wanted:
+                continue
+            found = route.pattern.match(bare)
+            if found:
+                return route.operation, dict(zip(route.params, found.groups(), strict=True))
+        return None
 
     def classify(self, method: str, path: str) -> CallRecord:
         bare = urlsplit(path).path or "/"
-        wanted = method.upper()
         admin = any(bare.startswith(prefix) for prefix in self.admin_prefixes)
-        documented = any(m == wanted and rx.match(bare) for m, rx in self.operations)
-        return CallRecord(wanted, bare, 0, documented=documented, admin=admin)
+        documented = self.match(method, bare) is not None
+        return CallRecord(method.upper(), bare, 0, documented=documented, admin=admin)
 
 
 RepercussionKind = Literal["forbidden_call", "crash", "step_limit"]

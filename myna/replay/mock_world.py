@@ -1,0 +1,170 @@
+"""Episode worlds on the in-process mock (`myna.mocks`): the default `WorldFactory`.
+
+One `Mock` (and one store) per service model serves every episode of that model. Each episode's
+initial world is loaded once as an immutable base snapshot; every attempt then gets its own world
+forked from it, so a reset costs a world creation, whatever the world's size. Records in an
+episode are in the wire form the logs show; they are stored in the mock's plain form (a reference
+holds its target's id).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from myna.errors import ReplayError
+from myna.mocks import Mock, MockClient
+from myna.mocks.ids import counter_name, needs_counter
+from myna.mocks.query import Query
+from myna.mocks.runtime import ADMIN_PREFIX
+from myna.mocks.sqlstore import SqlStore
+from myna.mocks.store import Record, RecordChange
+from myna.mocks.tools import Toolbox
+from myna.replay.episode import Environment, Episode, ModelRef
+from myna.replay.run import EpisodeRunner, Routes
+from myna.replay.world import HttpRequest
+from myna.schemas.model import IdFormat, Resource, ServiceModel
+
+SERVICE_USER = ("myna", "myna")
+SERVICE_TOKEN = "myna-token"
+
+
+def load_model(ref: ModelRef, *, base: Path | None = None) -> ServiceModel:
+    """The service model an episode names: a file (relative to `base`) or a built-in back end."""
+    from myna.schemas import openapi
+
+    if ref.path is not None:
+        path = Path(ref.path)
+        if not path.is_absolute() and base is not None:
+            path = base / path
+        return openapi.load(path)
+    raise ReplayError(
+        f"no built-in back end named {ref.name!r} is available to replay; "
+        "give the model file with --model",
+        field="environment.model.name",
+    )
+
+
+def stored(record: Record, resource: Resource) -> Record:
+    """A logged (wire) record in the mock's stored form: references hold the target's id."""
+    out = dict(record)
+    for name, spec in resource.fields.items():
+        value = out.get(name)
+        if spec.reference is not None and isinstance(value, dict) and "value" in value:
+            out[name] = value["value"]
+    return out
+
+
+def _sequences(resource: Resource, records: list[Record]) -> Iterator[tuple[str, int]]:
+    formats: list[tuple[str, IdFormat]] = [(resource.id_field, resource.id_format)]
+    formats += [(n, s.generator) for n, s in resource.fields.items() if s.generator is not None]
+    for name, fmt in formats:
+        if not needs_counter(fmt):
+            continue
+        numbers = []
+        for record in records:
+            text = str(record.get(name) or "")
+            digits = text[len(fmt.prefix) :] if text.startswith(fmt.prefix) else text
+            if digits.isdigit():
+                numbers.append(int(digits))
+        if numbers:
+            yield counter_name(resource.name, name), max(numbers)
+
+
+class MockWorld:
+    """One attempt's world on the shared mock; closing it deletes it."""
+
+    def __init__(self, factory: MockWorlds, world: str) -> None:
+        self._factory = factory
+        self.world = world
+        self.client = MockClient(
+            factory.mock, world=world, headers=factory.headers, auth=factory.auth
+        )
+
+    def changes(self) -> list[RecordChange]:
+        return self._factory.store.diff(self.world)
+
+    def dump(self) -> dict[str, list[Record]]:
+        out: dict[str, list[Record]] = {}
+        with self._factory.store.transaction(self.world) as tx:
+            for resource in self._factory.model.resources:
+                records, _ = tx.list(resource, Query())
+                if records:
+                    out[resource] = records
+        return out
+
+    def close(self) -> None:
+        self._factory.store.delete_world(self.world)
+        self._factory.mock.forget_world(self.world)
+
+
+class MockWorlds:
+    """Opens fresh worlds on one in-process mock of `model` (SQLite in memory by default)."""
+
+    def __init__(self, model: ServiceModel, *, store_url: str = "sqlite://") -> None:
+        self.model = model
+        self.store = SqlStore(model, store_url)
+        self.mock = Mock(model, store=self.store, seed=0)
+        self._snapshots: dict[int, tuple[Environment, str]] = {}
+        self._ids = itertools.count(1)
+        scheme = model.conventions.auth.scheme
+        self.auth = SERVICE_USER if scheme == "basic" else None
+        self.headers: dict[str, str] = {}
+        if scheme in ("bearer", "oauth2"):
+            self.headers["authorization"] = f"Bearer {SERVICE_TOKEN}"
+        elif scheme == "apikey":
+            self.headers[model.conventions.auth.header or "x-api-key"] = SERVICE_TOKEN
+
+    def snapshot_for(self, environment: Environment) -> str:
+        """The base snapshot holding the environment's initial world, loaded on first use."""
+        cached = self._snapshots.get(id(environment))
+        if cached is not None and cached[0] is environment:
+            return cached[1]
+        name = f"episode-{next(self._ids)}"
+        triples: list[tuple[str, str, Record]] = []
+        sequences: dict[str, int] = {}
+        for resource_name, records in environment.initial_world.items():
+            resource = self.model.resources.get(resource_name)
+            if resource is None:
+                raise ReplayError(
+                    f"the model {self.model.name} has no resource {resource_name!r}",
+                    field=f"environment.initial_world.{resource_name}",
+                )
+            id_field = environment.id_fields.get(resource_name, resource.id_field)
+            rows = [stored(record, resource) for record in records]
+            triples += [(resource_name, str(row[id_field]), row) for row in rows]
+            sequences.update(_sequences(resource, rows))
+        snapshot = self.store.load_base(triples, name, sequences=sequences)
+        self._snapshots[id(environment)] = (environment, snapshot)
+        return snapshot
+
+    def open(self, environment: Environment) -> MockWorld:
+        world = f"attempt-{next(self._ids)}"
+        self.store.create_world(world, from_snapshot=self.snapshot_for(environment))
+        self.mock.ensure_world(world)
+        return MockWorld(self, world)
+
+
+class ToolTranslator:
+    """Tool calls to HTTP requests through the mock's own tool definitions."""
+
+    def __init__(self, model: ServiceModel) -> None:
+        self.toolbox = Toolbox(model)
+
+    def __call__(self, name: str, arguments: Mapping[str, Any]) -> HttpRequest:
+        call = self.toolbox.call(name, arguments)
+        return HttpRequest(call.method, call.path, call.params, call.json_body)
+
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.toolbox.tools]
+
+
+def runner_for(
+    episode: Episode, model: ServiceModel, worlds: MockWorlds | None = None
+) -> EpisodeRunner:
+    """An episode runner on the in-process mock (pass `worlds` to share one mock)."""
+    factory = worlds if worlds is not None else MockWorlds(model)
+    routes = Routes.from_model(model, admin_prefixes=(ADMIN_PREFIX, "/_myna"))
+    return EpisodeRunner(episode, factory, routes, ToolTranslator(model))
