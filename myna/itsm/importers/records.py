@@ -14,7 +14,8 @@ work notes for holds, reassignments and reopenings reconstructed from the event 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
 from myna.itsm.importers.model import (
@@ -53,139 +54,183 @@ def _int(value: int | None) -> str:
 
 def to_servicenow_records(history: IncidentHistory) -> dict[str, list[Record]]:
     """Every table's records for `history`; each table key is present, possibly empty."""
-    epoch = min(
-        (incident.opened_at for incident in history.incidents), default=datetime(2000, 1, 1)
-    )
-    user_names = {sys_id: user.user_name for sys_id, user in history.users.items()}
-    names = _display_names(history)
-    out: dict[str, list[Record]] = {table: [] for table in TABLES}
-    created = format_datetime(epoch)
+    context = _Context.of(history)
+    out = {table: list(build(history, context)) for table, build in _BUILDERS.items()}
+    return {table: out[table] for table in TABLES}
 
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    created: str
+    """sys_created_on of reference records: the history's first opening, so output is stable."""
+    user_names: dict[str, str]
+    names: dict[str, str]
+    linked: dict[str, list[Incident]]
+
+    @classmethod
+    def of(cls, history: IncidentHistory) -> _Context:
+        epoch = min((i.opened_at for i in history.incidents), default=datetime(2000, 1, 1))
+        names = {sys_id: user.name for sys_id, user in history.users.items()}
+        names.update({sys_id: group.name for sys_id, group in history.groups.items()})
+        return cls(
+            created=format_datetime(epoch),
+            user_names={sys_id: user.user_name for sys_id, user in history.users.items()},
+            names=names,
+            linked=_linked_incidents(history),
+        )
+
+    def user_name(self, sys_id: str | None) -> str:
+        return self.user_names.get(sys_id or "", IMPORTER)
+
+
+def _users(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for user in history.users.values():
-        out["sys_user"].append(
-            {
-                "sys_id": user.sys_id,
-                "user_name": user.user_name,
-                "name": user.name,
-                "first_name": user.first_name,
-                "last_name": user.last_name,
-                "email": user.email,
-                "active": "true",
-                **_system(created, IMPORTER, 0),
-            }
-        )
+        yield {
+            "sys_id": user.sys_id,
+            "user_name": user.user_name,
+            "name": user.name,
+            "first_name": user.first_name,
+            "last_name": user.last_name,
+            "email": user.email,
+            "active": "true",
+            **_system(c.created, IMPORTER, 0),
+        }
+
+
+def _groups(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for group in history.groups.values():
-        out["sys_user_group"].append(
-            {
-                "sys_id": group.sys_id,
-                "name": group.name,
-                "active": "true",
-                **_system(created, IMPORTER, 0),
-            }
-        )
+        yield {
+            "sys_id": group.sys_id,
+            "name": group.name,
+            "active": "true",
+            **_system(c.created, IMPORTER, 0),
+        }
+
+
+def _memberships(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for group_id, user_id in sorted(history.memberships):
-        out["sys_user_grmember"].append(
-            {
-                "sys_id": stable_sys_id("sys_user_grmember", f"{group_id}:{user_id}"),
-                "group": group_id,
-                "user": user_id,
-                **_system(created, IMPORTER, 0),
-            }
-        )
+        yield {
+            "sys_id": stable_sys_id("sys_user_grmember", f"{group_id}:{user_id}"),
+            "group": group_id,
+            "user": user_id,
+            **_system(c.created, IMPORTER, 0),
+        }
+
+
+def _locations(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for location in history.locations.values():
-        out["cmn_location"].append(
-            {"sys_id": location.sys_id, "name": location.name, **_system(created, IMPORTER, 0)}
-        )
+        yield {"sys_id": location.sys_id, "name": location.name, **_system(c.created, IMPORTER, 0)}
+
+
+def _cis(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for ci in history.cis.values():
-        out["cmdb_ci"].append(
-            {
-                "sys_id": ci.sys_id,
-                "name": ci.name,
-                "sys_class_name": ci.ci_class,
-                "category": ci.category or "",
-                "subcategory": ci.subcategory or "",
-                "operational_status": "1",
-                **_system(created, IMPORTER, 0),
-            }
-        )
-    linked = _linked_incidents(history)
+        yield {
+            "sys_id": ci.sys_id,
+            "name": ci.name,
+            "sys_class_name": ci.ci_class,
+            "category": ci.category or "",
+            "subcategory": ci.subcategory or "",
+            "operational_status": "1",
+            **_system(c.created, IMPORTER, 0),
+        }
+
+
+def _problems(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for problem in history.problems.values():
-        first = linked.get(problem.sys_id, [])
-        opened = problem.opened_at or (first[0].opened_at if first else epoch)
-        out["problem"].append(
-            {
-                "sys_id": problem.sys_id,
-                "number": problem.number,
-                "short_description": problem.short_description
-                or _problem_description(problem.number, first),
-                "state": problem.state or "101",
-                "opened_at": format_datetime(opened),
-                "closed_at": format_datetime(problem.closed_at),
-                "cmdb_ci": problem.cmdb_ci or "",
-                "assignment_group": problem.assignment_group or "",
-                "assigned_to": problem.assigned_to or "",
-                "correlation_id": problem.key if problem.key != problem.number else "",
-                "active": "false" if problem.closed_at else "true",
-                **_system(format_datetime(opened), IMPORTER, 0),
-            }
-        )
+        linked = c.linked.get(problem.sys_id, [])
+        opened = format_datetime(problem.opened_at or (linked[0].opened_at if linked else None))
+        opened = opened or c.created
+        yield {
+            "sys_id": problem.sys_id,
+            "number": problem.number,
+            "short_description": problem.short_description
+            or _problem_description(problem.number, linked),
+            "state": problem.state or "101",
+            "opened_at": opened,
+            "closed_at": format_datetime(problem.closed_at),
+            "cmdb_ci": problem.cmdb_ci or "",
+            "assignment_group": problem.assignment_group or "",
+            "assigned_to": problem.assigned_to or "",
+            "correlation_id": problem.key if problem.key != problem.number else "",
+            "active": "false" if problem.closed_at else "true",
+            **_system(opened, IMPORTER, 0),
+        }
+
+
+def _changes(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for change in history.changes.values():
-        first = linked.get(change.sys_id, [])
-        opened = change.opened_at or (first[0].opened_at if first else epoch)
-        out["change_request"].append(
-            {
-                "sys_id": change.sys_id,
-                "number": change.number,
-                "short_description": change.short_description
-                or f"Change {change.number} (referenced by imported incidents)",
-                "state": change.state or "-5",
-                "type": change.type or "normal",
-                "opened_at": format_datetime(opened),
-                "closed_at": format_datetime(change.closed_at),
-                "start_date": format_datetime(change.start_date),
-                "end_date": format_datetime(change.end_date),
-                "cmdb_ci": change.cmdb_ci or "",
-                "assignment_group": change.assignment_group or "",
-                "assigned_to": change.assigned_to or "",
-                "correlation_id": change.key if change.key != change.number else "",
-                "active": "false" if change.closed_at else "true",
-                **_system(format_datetime(opened), IMPORTER, 0),
-            }
-        )
+        linked = c.linked.get(change.sys_id, [])
+        opened = format_datetime(change.opened_at or (linked[0].opened_at if linked else None))
+        opened = opened or c.created
+        yield {
+            "sys_id": change.sys_id,
+            "number": change.number,
+            "short_description": change.short_description
+            or f"Change {change.number} (referenced by imported incidents)",
+            "state": change.state or "-5",
+            "type": change.type or "normal",
+            "opened_at": opened,
+            "closed_at": format_datetime(change.closed_at),
+            "start_date": format_datetime(change.start_date),
+            "end_date": format_datetime(change.end_date),
+            "cmdb_ci": change.cmdb_ci or "",
+            "assignment_group": change.assignment_group or "",
+            "assigned_to": change.assigned_to or "",
+            "correlation_id": change.key if change.key != change.number else "",
+            "active": "false" if change.closed_at else "true",
+            **_system(opened, IMPORTER, 0),
+        }
+
+
+def _incidents(history: IncidentHistory, c: _Context) -> Iterator[Record]:
     for incident in history.incidents:
-        out["incident"].append(_incident(incident, user_names))
-        for entry in _journal(incident, names):
-            out["sys_journal_field"].append(
-                {
-                    "sys_id": stable_sys_id(
-                        "sys_journal_field",
-                        f"{incident.sys_id}:{entry.element}:{entry.at.isoformat()}:{entry.text}",
-                    ),
-                    "name": "incident",
-                    "element_id": incident.sys_id,
-                    "element": entry.element,
-                    "value": entry.text,
-                    "sys_created_on": format_datetime(entry.at),
-                    "sys_created_by": user_names.get(entry.by or "", IMPORTER),
-                }
-            )
+        yield _incident(incident, c)
+
+
+def _journal_fields(history: IncidentHistory, c: _Context) -> Iterator[Record]:
+    for incident in history.incidents:
+        for position, entry in enumerate(_journal(incident, c.names)):
+            yield {
+                "sys_id": stable_sys_id("sys_journal_field", f"{incident.sys_id}:{position}"),
+                "name": "incident",
+                "element_id": incident.sys_id,
+                "element": entry.element,
+                "value": entry.text,
+                "sys_created_on": format_datetime(entry.at),
+                "sys_created_by": c.user_name(entry.by),
+            }
+
+
+def _audit(history: IncidentHistory, c: _Context) -> Iterator[Record]:
+    for incident in history.incidents:
         for position, update in enumerate(incident.field_changes):
-            out["sys_audit"].append(
-                {
-                    "sys_id": stable_sys_id("sys_audit", f"{incident.sys_id}:{position}"),
-                    "tablename": "incident",
-                    "documentkey": incident.sys_id,
-                    "fieldname": update.field,
-                    "oldvalue": update.old,
-                    "newvalue": update.new,
-                    "user": user_names.get(update.by or "", IMPORTER),
-                    "record_checkpoint": str(update.mod_count),
-                    "reason": "",
-                    "sys_created_on": format_datetime(update.at),
-                    "sys_created_by": user_names.get(update.by or "", IMPORTER),
-                }
-            )
-    return out
+            yield {
+                "sys_id": stable_sys_id("sys_audit", f"{incident.sys_id}:{position}"),
+                "tablename": "incident",
+                "documentkey": incident.sys_id,
+                "fieldname": update.field,
+                "oldvalue": update.old,
+                "newvalue": update.new,
+                "user": c.user_name(update.by),
+                "record_checkpoint": str(update.mod_count),
+                "reason": "",
+                "sys_created_on": format_datetime(update.at),
+                "sys_created_by": c.user_name(update.by),
+            }
+
+
+_BUILDERS: dict[str, Callable[[IncidentHistory, _Context], Iterator[Record]]] = {
+    "incident": _incidents,
+    "problem": _problems,
+    "change_request": _changes,
+    "sys_user": _users,
+    "sys_user_group": _groups,
+    "sys_user_grmember": _memberships,
+    "cmn_location": _locations,
+    "cmdb_ci": _cis,
+    "sys_journal_field": _journal_fields,
+    "sys_audit": _audit,
+}
 
 
 def _system(created: str, by: str, mod_count: int) -> Record:
@@ -196,13 +241,6 @@ def _system(created: str, by: str, mod_count: int) -> Record:
         "sys_updated_by": by,
         "sys_mod_count": str(mod_count),
     }
-
-
-def _display_names(history: IncidentHistory) -> dict[str, str]:
-    names: dict[str, str] = {}
-    names.update({sys_id: user.name for sys_id, user in history.users.items()})
-    names.update({sys_id: group.name for sys_id, group in history.groups.items()})
-    return names
 
 
 def _linked_incidents(history: IncidentHistory) -> dict[str, list[Incident]]:
@@ -231,7 +269,7 @@ def _short_description(incident: Incident) -> str:
     return incident.symptom or topic or f"Imported incident {incident.source_key}"
 
 
-def _incident(incident: Incident, user_names: dict[str, str]) -> Record:
+def _incident(incident: Incident, c: _Context) -> Record:
     resolution = incident.resolution
     done = incident.state in (IncidentState.RESOLVED, IncidentState.CLOSED)
     last_reopen = incident.reopenings[-1] if incident.reopenings else None
@@ -284,12 +322,14 @@ def _incident(incident: Incident, user_names: dict[str, str]) -> Record:
         "closed_at": format_datetime(resolution.closed_at)
         if resolution and incident.state == IncidentState.CLOSED
         else "",
-        "closed_by": (resolution.closed_by or "") if resolution else "",
+        "closed_by": (resolution.closed_by or "")
+        if resolution and incident.state == IncidentState.CLOSED
+        else "",
         "correlation_id": incident.source_key if incident.source_key != incident.number else "",
         "sys_created_on": format_datetime(incident.created_at or incident.opened_at),
-        "sys_created_by": user_names.get(incident.created_by or incident.opened_by or "", IMPORTER),
+        "sys_created_by": c.user_name(incident.created_by or incident.opened_by),
         "sys_updated_on": format_datetime(incident.updated_at or incident.opened_at),
-        "sys_updated_by": user_names.get(incident.updated_by or "", IMPORTER),
+        "sys_updated_by": c.user_name(incident.updated_by),
         "sys_mod_count": str(incident.mod_count),
     }
     record.update(dict(incident.extra))
