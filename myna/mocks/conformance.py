@@ -1,0 +1,439 @@
+"""Conformance: does a mock answer the recorded requests the way the recorded service did?
+
+`run_conformance(model, sessions)` seeds a base snapshot with every record the recorded
+responses show (keyed by the model's resources and id fields), forks one world per session from
+it, replays each recorded request through the in-process client and compares the answer with the
+recording: the same status, and a body that validates against the recorded body's structure
+(the same JSON types, the same keys present; values may differ). Every mismatch keeps its reason.
+
+Two details keep the comparison fair:
+- Records the trace creates are not seeded; when the replayed create mints a different id than
+  the recorded one, later requests in the session are rewritten to use the new id.
+- Credentials in recordings are redacted, so each request carries the mock's own credential
+  for the learned scheme; a request the service refused with 401 is replayed without one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+
+from myna.mocks.router import Match, Router
+from myna.mocks.seed import seeding_order
+from myna.mocks.store import Record
+from myna.schemas.model import Operation, Resource, ServiceModel
+from myna.traces.model import Body, Exchange, Session
+
+__all__ = [
+    "ConformanceReport",
+    "Mismatch",
+    "conformance_command",
+    "recorded_records",
+    "run_conformance",
+]
+
+_DROPPED_HEADERS = frozenset(
+    {"authorization", "cookie", "host", "content-length", "connection", "accept-encoding"}
+)
+_MOCK_USER = ("myna", "myna")
+_MOCK_TOKEN = "myna-token"
+_DISPLAY_PARAMS = {"sysparm_display_value": ("true", "all")}
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One recorded exchange the mock answered differently, and why."""
+
+    session: str
+    exchange: str
+    method: str
+    path: str
+    recorded_status: int
+    status: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConformanceReport:
+    """How many replayed exchanges matched the recording, and each one that did not.
+
+    `skipped` lists exchanges outside the model's service (other hosts), with the reason; they
+    count neither way.
+    """
+
+    total: int
+    matched: int
+    mismatches: list[Mismatch] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seeded: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def share(self) -> float:
+        return self.matched / self.total if self.total else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "matched": self.matched,
+            "share": round(self.share, 4),
+            "seeded": self.seeded,
+            "mismatches": [asdict(m) for m in self.mismatches],
+            "skipped": [{"exchange": e, "reason": r} for e, r in self.skipped],
+        }
+
+
+def run_conformance(
+    model: ServiceModel, sessions: Iterable[Session], *, store_url: str = "sqlite://"
+) -> ConformanceReport:
+    """Seed, replay and compare (see the module docstring)."""
+    from myna.mocks.client import MockClient
+    from myna.mocks.runtime import Mock
+    from myna.mocks.sqlstore import SqlStore
+
+    sessions = list(sessions)
+    routes = _routes(model)
+    records = recorded_records(model, sessions, routes)
+    store = SqlStore(model, store_url, prefix="myna_conformance_")
+    try:
+        snapshot = store.load_base(_in_seeding_order(model, records), "recorded")
+        mock = Mock(model, store)
+        hosts = _service_hosts(model)
+        total = matched = 0
+        mismatches: list[Mismatch] = []
+        skipped: list[tuple[str, str]] = []
+        for number, session in enumerate(sessions):
+            world = f"conformance-{number}"
+            store.create_world(world, from_snapshot=snapshot)
+            client = MockClient(mock, world=world)
+            renamed: dict[str, str] = {}
+            for exchange in session.exchanges:
+                if hosts and exchange.host not in hosts:
+                    skipped.append((exchange.id, f"host {exchange.host} is not the service's"))
+                    continue
+                total += 1
+                response = client.request(
+                    exchange.method,
+                    _renamed(exchange.path, renamed),
+                    params=[(k, _renamed(v, renamed)) for k, v in exchange.query],
+                    headers=_headers(model, exchange),
+                    content=_renamed_body(exchange.request_body, renamed),
+                )
+                reason = _compare(exchange, response.status, _json_or_none(response))
+                if reason is None:
+                    matched += 1
+                    _learn_new_ids(model, routes, exchange, _json_or_none(response), renamed)
+                else:
+                    mismatches.append(
+                        Mismatch(
+                            session.id,
+                            exchange.id,
+                            exchange.method,
+                            exchange.path,
+                            exchange.status,
+                            response.status,
+                            reason,
+                        )
+                    )
+        seeded: dict[str, int] = {}
+        for resource, _ in records:
+            seeded[resource] = seeded.get(resource, 0) + 1
+        return ConformanceReport(total, matched, mismatches, skipped, seeded)
+    finally:
+        store.close()
+
+
+def recorded_records(
+    model: ServiceModel, sessions: Iterable[Session], routes: Router[Operation] | None = None
+) -> dict[tuple[str, str], Record]:
+    """Every record the recorded successful responses show, before the trace changed it.
+
+    A record seen several times keeps its first values, completed by fields only later
+    sightings show (a projected list, then a full get). Records that a recorded create made are
+    left out: the replay creates them. Display-value responses (labels instead of ids) are not
+    used.
+    """
+    routes = routes or _routes(model)
+    found: dict[tuple[str, str], Record] = {}
+    created: set[tuple[str, str]] = set()
+    for session in sessions:
+        for exchange in session.exchanges:
+            if not 200 <= exchange.status < 300 or not exchange.response_body.is_json:
+                continue
+            if _asks_for_display_values(exchange):
+                continue
+            found_route = routes.match(exchange.method, exchange.path)
+            if not isinstance(found_route, Match):
+                continue
+            operation = found_route.target
+            if operation.resource not in model.resources:
+                continue
+            resource = model.resources[operation.resource]
+            path_id = _path_id(found_route, resource)
+            for record in _records_in(model, operation, exchange.response_body.value):
+                record_id = _id_of(resource, record)
+                if record_id is None and path_id is not None and operation.kind != "list":
+                    # A projected item (`sysparm_fields=name`) lacks its id; the path has it.
+                    record_id = path_id
+                    record = {resource.id_field: path_id, **record}
+                if record_id is None:
+                    continue
+                key = (resource.name, record_id)
+                if operation.kind == "create" and key not in found:
+                    created.add(key)
+                if key in created:
+                    continue
+                known = found.setdefault(key, {})
+                for name, value in record.items():
+                    known.setdefault(name, value)
+    return found
+
+
+def conformance_command(model_path: Path, traces: list[Path], *, json_output: bool) -> int:
+    """The body of `myna conformance MODEL TRACES...`: print the report (a table, or JSON with
+    `json_output`); return 0 when every exchange matched, 1 otherwise."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from myna.schemas.openapi import load
+    from myna.traces import read_many
+
+    model = load(model_path)
+    report = run_conformance(model, read_many(traces))
+    console = Console()
+    if json_output:
+        console.print_json(json.dumps(report.to_dict()))
+    else:
+        console.print(
+            f"{report.matched}/{report.total} exchanges answered as recorded "
+            f"({report.share:.1%}); seeded {sum(report.seeded.values())} records"
+        )
+        if report.mismatches:
+            table = Table("exchange", "request", "recorded", "mock", "reason")
+            for m in report.mismatches:
+                table.add_row(
+                    m.exchange,
+                    f"{m.method} {m.path}",
+                    str(m.recorded_status),
+                    str(m.status),
+                    m.reason,
+                )
+            console.print(table)
+    return 0 if not report.mismatches else 1
+
+
+# --- seeding -------------------------------------------------------------------------------
+
+
+def _routes(model: ServiceModel) -> Router[Operation]:
+    router: Router[Operation] = Router()
+    for operation in model.operations:
+        router.add(operation.method, operation.path, operation)
+    return router
+
+
+def _operation(routes: Router[Operation], exchange: Exchange) -> Operation | None:
+    found = routes.match(exchange.method, exchange.path)
+    return found.target if isinstance(found, Match) else None
+
+
+def _path_id(found: Match[Operation], resource: Resource) -> str | None:
+    """The record id a matched item path carries: the parameter named like the id field, or
+    the last one."""
+    if resource.id_field in found.params:
+        return found.params[resource.id_field]
+    values = list(found.params.values())
+    return values[-1] if values else None
+
+
+def _asks_for_display_values(exchange: Exchange) -> bool:
+    return any(
+        name in _DISPLAY_PARAMS and value.lower() in _DISPLAY_PARAMS[name]
+        for name, value in exchange.query
+    )
+
+
+def _records_in(model: ServiceModel, operation: Operation, body: Any) -> Iterator[Record]:
+    envelope = model.conventions.envelope
+    key = envelope.list_key if operation.kind == "list" else envelope.item_key
+    payload = body.get(key) if isinstance(body, dict) and key else body
+    items = payload if isinstance(payload, list) else [payload]
+    for item in items:
+        if isinstance(item, dict):
+            yield {
+                k: v for k, v in item.items() if k != "attributes" or not envelope.record_attributes
+            }
+
+
+def _id_of(resource: Resource, record: Record) -> str | None:
+    value = record.get(resource.id_field)
+    return None if value is None or value == "" else str(value)
+
+
+def _in_seeding_order(
+    model: ServiceModel, records: dict[tuple[str, str], Record]
+) -> Iterator[tuple[str, str, Record]]:
+    for resource in seeding_order(model, sorted({name for name, _ in records})):
+        for (name, record_id), record in records.items():
+            if name == resource:
+                yield name, record_id, record
+
+
+def _service_hosts(model: ServiceModel) -> set[str]:
+    return {urlsplit(server).netloc for server in model.servers if urlsplit(server).netloc}
+
+
+# --- replaying -----------------------------------------------------------------------------
+
+
+def _headers(model: ServiceModel, exchange: Exchange) -> dict[str, str]:
+    headers = {
+        name.lower(): value
+        for name, value in exchange.request_headers
+        if name.lower() not in _DROPPED_HEADERS and not name.startswith(":")
+    }
+    auth = model.conventions.auth
+    if exchange.status == auth.unauthorized_status:
+        return headers
+    if auth.scheme == "basic":
+        token = base64.b64encode(":".join(_MOCK_USER).encode()).decode("ascii")
+        headers["authorization"] = f"Basic {token}"
+    elif auth.scheme in ("bearer", "oauth2"):
+        headers["authorization"] = f"Bearer {_MOCK_TOKEN}"
+    elif auth.scheme == "apikey":
+        headers[(auth.header or "x-api-key").lower()] = _MOCK_TOKEN
+    return headers
+
+
+def _renamed(text: str, renamed: dict[str, str]) -> str:
+    for old, new in renamed.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _renamed_body(body: Body, renamed: dict[str, str]) -> bytes:
+    if body.kind == "empty" or body.value is None:
+        return b""
+    if body.kind == "json":
+        return json.dumps(_renamed_value(body.value, renamed)).encode()
+    if body.kind == "base64":
+        return base64.b64decode(body.value)
+    return _renamed(str(body.value), renamed).encode()
+
+
+def _renamed_value(value: Any, renamed: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return _renamed(value, renamed)
+    if isinstance(value, dict):
+        return {key: _renamed_value(item, renamed) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_renamed_value(item, renamed) for item in value]
+    return value
+
+
+def _learn_new_ids(
+    model: ServiceModel,
+    routes: Router[Operation],
+    exchange: Exchange,
+    replayed: Any,
+    renamed: dict[str, str],
+) -> None:
+    """After a replayed create, map the recorded record's id to the one the mock minted."""
+    operation = _operation(routes, exchange)
+    if operation is None or operation.kind != "create" or operation.resource is None:
+        return
+    resource = model.resources.get(operation.resource)
+    if resource is None or not exchange.response_body.is_json:
+        return
+    recorded = next(_records_in(model, operation, exchange.response_body.value), None)
+    minted = next(_records_in(model, operation, replayed), None)
+    if recorded is None or minted is None:
+        return
+    old, new = _id_of(resource, recorded), _id_of(resource, minted)
+    if old and new and old != new:
+        renamed[old] = new
+
+
+def _json_or_none(response: Any) -> Any:
+    body = response.body
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return _NOT_JSON
+
+
+_NOT_JSON: Any = object()
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+
+def _compare(exchange: Exchange, status: int, body: Any) -> str | None:
+    """Why the answer differs from the recording, or None when it conforms."""
+    if status != exchange.status:
+        detail = ""
+        if isinstance(body, dict):
+            detail = f": {_short(json.dumps(body))}"
+        return f"status {status}, recorded {exchange.status}{detail}"
+    recorded = exchange.response_body
+    if not recorded.is_json:
+        return None
+    if body is None or body is _NOT_JSON:
+        return "the recorded body is JSON, the mock's is not"
+    error = next(iter(Draft202012Validator(body_schema(recorded.value)).iter_errors(body)), None)
+    if error is None:
+        return None
+    where = "$" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.path)
+    return f"body at {where}: {_short(error.message)}"
+
+
+def body_schema(value: Any) -> dict[str, Any]:
+    """The structure of a recorded body as a JSON Schema: the same JSON types and the same keys
+    (values free; a recorded null says nothing about the type)."""
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int | float):
+        return {"type": "number"}
+    if isinstance(value, str):
+        return {"type": "string"}
+    if isinstance(value, list):
+        item_schemas = [body_schema(item) for item in value]
+        return {"type": "array", "items": _common(item_schemas)}
+    return {
+        "type": "object",
+        "properties": {key: body_schema(item) for key, item in value.items()},
+        "required": sorted(value),
+    }
+
+
+def _common(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """What every item of a recorded list satisfied: shared keys required, types merged."""
+    if not schemas:
+        return {}
+    first = schemas[0]
+    if any(s.get("type") != first.get("type") for s in schemas) or first.get("type") is None:
+        return {}
+    if first["type"] == "object":
+        keys = set.intersection(*(set(s["properties"]) for s in schemas))
+        properties = {
+            key: _common([s["properties"][key] for s in schemas if s["properties"][key]])
+            for key in keys
+        }
+        return {"type": "object", "properties": properties, "required": sorted(keys)}
+    if first["type"] == "array":
+        return {"type": "array", "items": _common([s["items"] for s in schemas if s["items"]])}
+    return first
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
