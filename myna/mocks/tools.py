@@ -45,6 +45,8 @@ __all__ = [
     "mcp_tools",
     "openai_tools",
     "register_tools_command",
+    "tool_name",
+    "tool_names",
 ]
 
 ArgumentLocation = Literal["path", "query", "body_field", "body"]
@@ -125,7 +127,7 @@ class Toolbox:
             for operation in model.operations
             if include_auth or not _is_auth(model, operation)
         ]
-        names = _unique_names([operation.id for operation in operations])
+        names = tool_names([operation.id for operation in operations])
         self.tools: tuple[ToolSpec, ...] = tuple(
             _tool(model, operation, name) for operation, name in zip(operations, names, strict=True)
         )
@@ -185,7 +187,8 @@ def tool_name(operation_id: str) -> str:
     return f"{snake[: MAX_NAME - 9].rstrip('_')}_{digest}"
 
 
-def _unique_names(operation_ids: list[str]) -> list[str]:
+def tool_names(operation_ids: list[str]) -> list[str]:
+    """`tool_name` of each id, numbered (`_2`, `_3`...) where two would otherwise be equal."""
     taken: set[str] = set()
     names = []
     for operation_id in operation_ids:

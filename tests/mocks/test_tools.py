@@ -10,6 +10,8 @@ from unittest.mock import ANY
 
 import pytest
 import typer
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
@@ -22,6 +24,7 @@ from myna.mocks.tools import (
     openai_tools,
     register_tools_command,
     tool_name,
+    tool_names,
 )
 from myna.schemas.model import (
     Conventions,
@@ -202,6 +205,14 @@ def test_long_names_are_cut_to_64_characters_with_a_digest() -> None:
     assert len(tool_name(long_id)) == 64
     assert tool_name(long_id) != tool_name(other)
     assert tool_name(long_id).startswith("get_the_currently_active_service_level")
+
+
+@given(st.lists(st.text(max_size=80), max_size=12))
+def test_any_operation_ids_give_unique_valid_names(operation_ids: list[str]) -> None:
+    names = tool_names(operation_ids)
+    assert len(names) == len(operation_ids)
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"[a-z0-9_]{1,64}", name) for name in names)
 
 
 def test_every_tool_name_is_unique_and_valid_for_openai(toolbox: Toolbox) -> None:
