@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from myna.mocks import Mock, MockClient
+from myna.mocks.example import servicenow_example
 from myna.mocks.serve import Running, free_port, serving
 from myna.schemas.openapi import save
-from tests.mocks.conftest import ADMIN_TOKEN, ALICE, TABLE, USER, build_mock, servicenow_model
+from tests.mocks.conftest import ADMIN_TOKEN, ALICE, TABLE, USER, build_mock
 
 INCIDENTS = f"{TABLE}/incident"
 
@@ -120,7 +121,7 @@ def test_https_with_the_generated_ca() -> None:
 
 def test_the_serve_command_serves_a_model_file_over_tls(tmp_path: Path) -> None:
     model_file = tmp_path / "servicenow.yaml"
-    save(servicenow_model(), model_file)
+    save(servicenow_example(), model_file)
     ca_file = tmp_path / "ca.pem"
     port = free_port()
     command = [
