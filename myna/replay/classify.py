@@ -63,8 +63,8 @@ class Feedback:
 
 
 _ANSWER = re.compile(
-    r"(?:correct|right|expected|actual) answer (?:is|was|would have been|should be|should have "
-    r"been)\s*:?\s*[\"'“]?(?P<answer>[^\"'”\n]+?)[\"'”]?\s*(?:\.\s|\.$|$)",
+    r"(?:correct|right|expected|actual) answer(?:\s+(?:is|was|would have been|should be|"
+    r"should have been)\s*:?|\s*:)\s*[\"'“]?(?P<answer>[^\"'”\n]+?)[\"'”]?\s*(?:\.\s|\.$|$)",
     re.IGNORECASE | re.MULTILINE,
 )
 _FIELD_VALUE = re.compile(
