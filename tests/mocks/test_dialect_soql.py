@@ -80,7 +80,7 @@ def where(clause: str) -> Filter | None:
             id="relationship-path",
         ),
         pytest.param(
-            r"Name = 'O\'Brien \\ \"Co\"\n'",
+            r"Name = 'O\'Brien \\ \"Co\"\N'",
             Condition("Name", "=", 'O\'Brien \\ "Co"\n'),
             id="string-escapes",
         ),
@@ -264,6 +264,9 @@ def test_select_items(
         pytest.param("SELECT Id FROM A WHERE Amount > null", 32, "null can only", id="null-order"),
         pytest.param("SELECT Id FROM A WHERE Name = :name", 30, "bind variables", id="bind"),
         pytest.param("SELECT Id FROM A WHERE d = 2024-02-30", 27, "invalid date", id="bad-date"),
+        pytest.param(
+            "SELECT Id FROM A WHERE d > 2024-02-01T10:00:00", 27, "needs a time zone", id="zoneless"
+        ),
         pytest.param(
             "SELECT Id FROM A WHERE d = LAST_N_DAYS", 38, "unexpected end", id="n-missing"
         ),

@@ -116,7 +116,7 @@ TokenKind = Literal["ident", "string", "number", "date", "datetime", "op", "punc
 @dataclass(frozen=True, slots=True)
 class Token:
     kind: TokenKind
-    text: str  # the source text (for strings: the decoded value)
+    text: str  # the source text (for strings: the contents, escapes still in place)
     position: int
 
     def is_keyword(self, *words: str) -> bool:
@@ -127,6 +127,7 @@ _TOKEN: Final = re.compile(
     r"""
     (?P<space>\s+)
     | (?P<datetime>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))
+    | (?P<zoneless>\d{4}-\d{2}-\d{2}T[\d:.]*)
     | (?P<date>\d{4}-\d{2}-\d{2}(?![\dT]))
     | (?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?![A-Za-z_]))
     | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
@@ -140,10 +141,15 @@ _TOKEN: Final = re.compile(
 # evaluator can tell a literal % from a wildcard; elsewhere they decode to the character.
 _ESCAPES: Final = {
     "n": "\n",
+    "N": "\n",
     "r": "\r",
+    "R": "\r",
     "t": "\t",
+    "T": "\t",
     "b": "\b",
+    "B": "\b",
     "f": "\f",
+    "F": "\f",
     "'": "'",
     '"': '"',
     "\\": "\\",
@@ -162,6 +168,8 @@ def tokenize(text: str, start: int = 0, stop: int | None = None) -> list[Token]:
         if match is None:
             raise _error(text, position, f"unexpected character {text[position]!r}")
         kind = match.lastgroup
+        if kind == "zoneless":
+            raise _error(text, position, f"datetime {match.group()} needs a time zone: Z or +hh:mm")
         if kind == "quote":
             value, position = _string(text, position, stop)
             tokens.append(Token("string", value, match.start()))
@@ -174,7 +182,7 @@ def tokenize(text: str, start: int = 0, stop: int | None = None) -> list[Token]:
 
 
 def _string(text: str, start: int, stop: int) -> tuple[str, int]:
-    """Decode the quoted literal at `start`; return its raw-escape-preserving value and the end."""
+    """The contents of the quoted literal at `start` (escapes still in place) and where it ends."""
     out: list[str] = []
     position = start + 1
     while position < stop:
