@@ -197,7 +197,8 @@ class _Statements:
         self.sequences_clear = sql(f"DELETE FROM {p}world_sequences WHERE world = ?")
         self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
         self.insert_snapshot = sql(
-            f"INSERT INTO {p}snapshots (id, parent, created_at) VALUES (?, ?, ?)"
+            f"INSERT INTO {p}snapshots (id, parent, created_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         self.layer_rows = sql(
             f"SELECT resource, record_id, data FROM {p}layer WHERE snapshot = ? "
@@ -762,10 +763,9 @@ class SqlStore:
         cursor.execute(self._sql.sequences_clear, (world,))
 
     def _claim_snapshot(self, cursor: Any, snapshot_id: str, parent: str | None) -> None:
-        cursor.execute(self._sql.snapshot, (snapshot_id,))
-        if cursor.fetchone() is not None:
-            raise ConflictError("a snapshot with this id already exists", snapshot=snapshot_id)
         cursor.execute(self._sql.insert_snapshot, (snapshot_id, parent, time.time()))
+        if cursor.fetchone() is None:
+            raise ConflictError("a snapshot with this id already exists", snapshot=snapshot_id)
 
     def _snapshot(self, cursor: Any, world: str, base: _Layer | None, snapshot_id: str) -> str:
         cursor.execute(self._sql.overlay_all, (world,))
