@@ -1168,7 +1168,6 @@ def pysnc_style_sync(s: Scribe, d: Directory) -> None:
         "incident",
         {
             "short_description": "Synthetic monitor: portal login probe failed",
-            "caller_id": d.users["jonas.berg"],
             "urgency": "2",
         },
         PYSNC_READ,
@@ -1334,9 +1333,7 @@ def batch_update(s: Scribe, d: Directory) -> None:
         )
     )
     s.call("POST", "/api/now/v1/batch", body=_json({"batch_request_id": 1, "rest_requests": items}))
-    scratch = s.create(
-        "incident", {"short_description": "Batch delete probe", "caller_id": d.users["sam.okafor"]}
-    )
+    scratch = s.create("incident", {"short_description": "Batch delete probe"})
     s.call(
         "POST",
         "/api/now/v1/batch",
@@ -1469,6 +1466,52 @@ def service_reports(s: Scribe, d: Directory) -> None:
     s.query("incident", [("sysparm_query", "state=7"), ("sysparm_limit", "5")])
 
 
+def smoke_test(s: Scribe, d: Directory) -> None:
+    """An administrator checks every table end to end with a scratch record: create, read, list,
+    update with PATCH and with PUT, delete; and reads the system tables."""
+    change = s.query("change_request", [("sysparm_limit", "1")])[0]
+    request = s.query("sc_request", [("sysparm_limit", "1")])[0]
+    scratch: dict[str, dict[str, Any]] = {
+        "incident": {"short_description": "Smoke test"},
+        "problem": {"short_description": "Smoke test"},
+        "change_request": {"short_description": "Smoke test", "type": "standard"},
+        "change_task": {"short_description": "Smoke test", "change_request": sys_id(change)},
+        "sc_request": {"short_description": "Smoke test"},
+        "sc_req_item": {"short_description": "Smoke test", "request": sys_id(request)},
+        "sys_user": {"user_name": "smoke.test", "first_name": "Smoke", "last_name": "Test"},
+        "sys_user_group": {"name": "Smoke Test"},
+        "sys_user_grmember": {"user": d.users["sam.okafor"], "group": d.groups["Database"]},
+        "cmdb_ci": {"name": "smoke-ci"},
+        "cmdb_ci_server": {"name": "smoke-server", "os": "Linux Ubuntu"},
+        "cmdb_ci_appl": {"name": "Smoke App", "version": "0.1"},
+        "kb_knowledge": {"short_description": "Smoke test", "text": "<p>Smoke.</p>"},
+    }
+    edits: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+        "sys_user": ({"title": "Tester"}, {"title": "Senior Tester", "email": "smoke@example.com"}),
+        "sys_user_group": ({"description": "Temporary"}, {"description": "Temporary group"}),
+        "sys_user_grmember": (
+            {"group": d.groups["Network"]},
+            {"group": d.groups["Hardware"], "user": d.users["sam.okafor"]},
+        ),
+        "cmdb_ci": ({"ip_address": "10.99.0.1"}, {"ip_address": "10.99.0.2"}),
+        "cmdb_ci_server": ({"ram": "4096"}, {"ram": "8192", "cpu_count": "2"}),
+        "cmdb_ci_appl": ({"version": "0.2"}, {"version": "0.3", "tcp_port": "8080"}),
+        "kb_knowledge": ({"text": "<p>Smoke, edited.</p>"}, {"text": "<p>Smoke, replaced.</p>"}),
+    }
+    task_edit = ({"description": "Edited"}, {"description": "Replaced", "urgency": "2"})
+    for name, values in scratch.items():
+        record = s.create(name, values)
+        s.read(name, sys_id(record))
+        s.query(name, [("sysparm_query", f"sys_id={sys_id(record)}")])
+        patch, replace = edits.get(name, task_edit)
+        s.patch(name, sys_id(record), patch)
+        s.put(name, sys_id(record), replace)
+        s.delete(name, sys_id(record))
+    for name in ("sys_audit", "sys_journal_field", "task_sla"):
+        first = s.query(name, [("sysparm_limit", "1")])[0]
+        s.read(name, sys_id(first))
+
+
 @dataclass(frozen=True, slots=True)
 class Chapter:
     """One session of the corpus: who works, and the workflow whose docstring is the task."""
@@ -1516,6 +1559,7 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
     Chapter("attachments", "tomas.novak", attachments),
     Chapter("delete", "aisha.khan", delete_test_record),
     Chapter("reports", "aisha.khan", service_reports),
+    Chapter("smoke-test", "admin", smoke_test),
 )
 
 

@@ -341,27 +341,12 @@ class Instance:
         offset = int(params.get("sysparm_offset") or 0)
         page = rows[offset : offset + limit]
         headers: Pairs = [("X-Total-Count", str(total))]
-        wants_links = params.get("sysparm_suppress_pagination_header") != "true"
-        if wants_links and (offset > 0 or total > limit):
-            headers.append(("Link", self._links(request, limit, offset, total)))
+        link = page_links(f"{self.host}{request.path}", request.params, limit, offset, total)
+        if link is not None and params.get("sysparm_suppress_pagination_header") != "true":
+            headers.append(("Link", link))
         return json_reply(
             200, {"result": [self.render(name, row, params) for row in page]}, headers
         )
-
-    def _links(self, request: Request, limit: int, offset: int, total: int) -> str:
-        kept = [(k, v) for k, v in request.params if k not in ("sysparm_limit", "sysparm_offset")]
-
-        def link(at: int, rel: str) -> str:
-            query = urlencode([*kept, ("sysparm_limit", str(limit)), ("sysparm_offset", str(at))])
-            return f'<{self.host}{request.path}?{query}>;rel="{rel}"'
-
-        links = [link(0, "first")]
-        if offset - limit >= -1:
-            links.append(link(offset - limit, "prev"))
-        if offset + limit < total:
-            links.append(link(offset + limit, "next"))
-        links.append(link(max(total - 1, 0) // limit * limit, "last"))
-        return ",".join(links)
 
     def render(self, name: str, row: Row, params: Mapping[str, str]) -> dict[str, Any]:
         """A row as the Table API sends it, honouring sysparm_fields and the display modes."""
@@ -729,6 +714,31 @@ class Instance:
 
     def bearer_user(self, token: str) -> str | None:
         return self._tokens.get(token)
+
+
+def page_links(url: str, params: Pairs, limit: int, offset: int, total: int) -> str | None:
+    """The Link header of a list page, as the recordings show it; None when one page holds all.
+
+    Entries repeat the request's parameters with sysparm_limit and sysparm_offset last, in the
+    order first, prev, next, last. A prev entry appears when offset - limit >= -1: the real
+    instance answered limit=1, offset=0 with a prev at offset -1, and limit=500, offset=0 with
+    none.
+    """
+    if offset == 0 and total <= limit:
+        return None
+    kept = [(k, v) for k, v in params if k not in ("sysparm_limit", "sysparm_offset")]
+
+    def link(at: int, rel: str) -> str:
+        query = urlencode([*kept, ("sysparm_limit", str(limit)), ("sysparm_offset", str(at))])
+        return f'<{url}?{query}>;rel="{rel}"'
+
+    links = [link(0, "first")]
+    if offset - limit >= -1:
+        links.append(link(offset - limit, "prev"))
+    if offset + limit < total:
+        links.append(link(offset + limit, "next"))
+    links.append(link(max(total - 1, 0) // limit * limit, "last"))
+    return ",".join(links)
 
 
 def _as_text(value: Any) -> str:
