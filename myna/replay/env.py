@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import string
+from pathlib import Path
 from typing import Any, SupportsFloat
 
 import gymnasium
@@ -64,7 +65,19 @@ class Env(gymnasium.Env[str, str]):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, episode: Episode, runner: EpisodeRunner, max_steps: int = 50) -> None:
+    def __init__(
+        self,
+        episode: Episode,
+        runner: EpisodeRunner | None = None,
+        max_steps: int = 50,
+        model_base: Path | None = None,
+    ) -> None:
+        """`runner` defaults to the in-process mock of the episode's model (a relative model
+        path is resolved against `model_base`)."""
+        if runner is None:
+            from myna.replay.mock_world import Replayers
+
+            runner = Replayers(model_base).runner(episode)
         self.episode = episode
         self.runner = runner
         self.max_steps = max_steps

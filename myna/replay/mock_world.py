@@ -16,6 +16,7 @@ from typing import Any
 
 from myna.errors import ReplayError
 from myna.mocks import Mock, MockClient
+from myna.mocks.calllog import Call
 from myna.mocks.ids import counter_name, needs_counter
 from myna.mocks.query import Query
 from myna.mocks.runtime import ADMIN_PREFIX
@@ -85,6 +86,10 @@ class MockWorld:
 
     def changes(self) -> list[RecordChange]:
         return self._factory.store.diff(self.world)
+
+    def calls(self) -> list[Call]:
+        """Every call the world answered, oldest first (from the mock's call log)."""
+        return self._factory.mock.call_log(self.world).calls()
 
     def dump(self) -> dict[str, list[Record]]:
         out: dict[str, list[Record]] = {}
@@ -161,10 +166,48 @@ class ToolTranslator:
         return [tool.name for tool in self.toolbox.tools]
 
 
+def routes_for(model: ServiceModel) -> Routes:
+    return Routes.from_model(model, admin_prefixes=(ADMIN_PREFIX, "/_myna"))
+
+
 def runner_for(
     episode: Episode, model: ServiceModel, worlds: MockWorlds | None = None
 ) -> EpisodeRunner:
     """An episode runner on the in-process mock (pass `worlds` to share one mock)."""
     factory = worlds if worlds is not None else MockWorlds(model)
-    routes = Routes.from_model(model, admin_prefixes=(ADMIN_PREFIX, "/_myna"))
-    return EpisodeRunner(episode, factory, routes, ToolTranslator(model))
+    return EpisodeRunner(episode, factory, routes_for(model), ToolTranslator(model))
+
+
+class Replayers:
+    """Runners for many episodes, sharing one model and one mock per model reference.
+
+    Relative model paths in episodes are resolved against `base` (the episode directory).
+    """
+
+    def __init__(self, base: Path | None = None, *, store_url: str = "sqlite://") -> None:
+        self.base = base
+        self.store_url = store_url
+        self._loaded: dict[tuple[str | None, str | None], tuple[ServiceModel, MockWorlds]] = {}
+
+    def _entry(self, ref: ModelRef) -> tuple[ServiceModel, MockWorlds]:
+        key = (ref.path, ref.name)
+        entry = self._loaded.get(key)
+        if entry is None:
+            model = load_model(ref, base=self.base)
+            entry = (model, MockWorlds(model, store_url=self.store_url))
+            self._loaded[key] = entry
+        return entry
+
+    def add(self, ref: ModelRef, model: ServiceModel) -> None:
+        """Use an already loaded model for this reference."""
+        self._loaded[(ref.path, ref.name)] = (model, MockWorlds(model, store_url=self.store_url))
+
+    def model(self, ref: ModelRef) -> ServiceModel:
+        return self._entry(ref)[0]
+
+    def worlds(self, ref: ModelRef) -> MockWorlds:
+        return self._entry(ref)[1]
+
+    def runner(self, episode: Episode) -> EpisodeRunner:
+        model, worlds = self._entry(episode.environment.model)
+        return runner_for(episode, model, worlds)

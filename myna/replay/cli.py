@@ -1,0 +1,282 @@
+"""`myna replay build|audit|run|ingest|export|serve`: failure logs to audited RL episodes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from myna.errors import InputError, ReplayError
+
+if TYPE_CHECKING:
+    from myna.replay.audit import Agent
+    from myna.replay.episode import Episode
+
+replay = typer.Typer(help="Turn logged agent failures into audited, targeted RL episodes.")
+
+EpisodesDir = Annotated[Path, typer.Argument(metavar="DIR", help="Directory of episode files.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(replay, name="replay")
+
+
+def _print(rows: list[dict[str, Any]], title: str, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=title)
+    for column in rows[0] if rows else ["(none)"]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row.values()))
+    Console().print(table)
+
+
+def _load_all(directory: Path) -> list[tuple[Path, Episode]]:
+    from myna.replay.episode import iter_episodes
+
+    found = list(iter_episodes(directory))
+    if not found:
+        raise InputError("no episode files (*.json)", file=str(directory))
+    return found
+
+
+@replay.command("build")
+def build_command(
+    failures: Annotated[
+        Path, typer.Argument(metavar="FAILURES", help="Failure logs (any trace format).")
+    ],
+    model_path: Annotated[Path, typer.Option("--model", help="Service model (OpenAPI YAML).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Directory to write episodes to.")],
+    variants: Annotated[int, typer.Option(min=0, help="Targeted variants per episode.")] = 0,
+    distractors: Annotated[
+        int, typer.Option(min=0, help="Look-alike records added beside each target.")
+    ] = 2,
+    as_json: AsJson = False,
+) -> None:
+    """Build episodes (and variants) from the failure sessions in FAILURES."""
+    from myna.replay.build import Builder, build
+    from myna.replay.episode import ModelRef, save_episode
+    from myna.replay.mock_world import MockWorlds, ToolTranslator
+    from myna.schemas import openapi
+    from myna.traces import read
+
+    model = openapi.load(model_path)
+    out.mkdir(parents=True, exist_ok=True)
+    builder = Builder(
+        model=model,
+        factory=MockWorlds(model),
+        model_ref=ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve())),
+        tools=tuple(ToolTranslator(model).names()),
+        source_file=str(failures),
+        distractors=distractors,
+    )
+    report = build(read(failures), builder, variants=variants)
+    for episode in report.episodes:
+        save_episode(episode, out)
+    rows = [
+        {
+            "episode": e.id,
+            "failure class": e.provenance.failure_class,
+            "derived from": e.provenance.derived_from,
+            "variant": e.provenance.variant or "",
+        }
+        for e in report.episodes
+    ]
+    rows += [
+        {
+            "episode": f"(skipped) {s.session_id}",
+            "failure class": "",
+            "derived from": s.reason,
+            "variant": "",
+        }
+        for s in report.skipped
+    ]
+    _print(rows, f"{len(report.episodes)} episodes written to {out}", as_json)
+
+
+@replay.command("audit")
+def audit_command(
+    directory: EpisodesDir,
+    k: Annotated[int, typer.Option(min=1, help="Tries per solver and agent.")] = 5,
+    agent: Annotated[
+        list[str] | None, typer.Option(help="Agent to rate difficulty: module:factory. Repeatable.")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Audit every episode in DIR and write the scores and verdict into each file."""
+    from myna.replay.audit import audit, record_audit
+    from myna.replay.episode import save_episode
+    from myna.replay.mock_world import Replayers
+
+    replayers = Replayers(directory)
+    agents = [_load_agent(spec) for spec in agent or []]
+    rows = []
+    for _, episode in _load_all(directory):
+        report = audit(
+            replayers.runner(episode),
+            replayers.model(episode.environment.model),
+            agents=agents,
+            k=k,
+        )
+        save_episode(record_audit(episode, report), directory)
+        rows.append(
+            {
+                "episode": episode.id,
+                "status": report.status,
+                "correctness": f"{report.correctness:.2f}",
+                "difficulty": "" if report.difficulty is None else f"{report.difficulty:.2f}",
+                "reasons": "; ".join(report.reasons),
+            }
+        )
+    _print(rows, f"audit of {directory}", as_json)
+
+
+def _load_agent(spec: str) -> Agent:
+    import importlib
+
+    module_name, _, attribute = spec.partition(":")
+    if not attribute:
+        raise InputError("expected module:factory", field="--agent", value=spec)
+    factory = getattr(importlib.import_module(module_name), attribute, None)
+    if factory is None:
+        raise InputError(f"module {module_name} has no {attribute!r}", field="--agent")
+    made: Agent = factory()
+    return made
+
+
+@replay.command("run")
+def run_command(
+    directory: EpisodesDir,
+    episode_id: Annotated[str | None, typer.Option("--episode", help="Run only this one.")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(help="Agent module:factory; default: the reference solution."),
+    ] = None,
+    k: Annotated[int, typer.Option(min=1, help="Tries per episode.")] = 1,
+    as_json: AsJson = False,
+) -> None:
+    """Run episodes in fresh worlds and print the reward with its per-check breakdown."""
+    from myna.replay.audit import attempt_with
+    from myna.replay.mock_world import Replayers
+    from myna.replay.run import run_steps
+
+    replayers = Replayers(directory)
+    chosen = _load_agent(agent) if agent else None
+    rows = []
+    for _, episode in _load_all(directory):
+        if episode_id is not None and episode.id != episode_id:
+            continue
+        runner = replayers.runner(episode)
+        for attempt in range(k):
+            if chosen is None:
+                result = run_steps(runner, episode.reference.steps)
+            else:
+                result = attempt_with(runner, chosen, attempt)
+            failed = [c.name for c in result.verification.checks if not c.passed]
+            rows.append(
+                {
+                    "episode": episode.id,
+                    "try": str(attempt + 1),
+                    "reward": f"{result.reward:.2f}",
+                    "passed": str(result.passed),
+                    "failed checks": ", ".join(failed),
+                    "repercussion": "" if result.repercussion is None else result.repercussion.kind,
+                }
+            )
+    if episode_id is not None and not rows:
+        raise ReplayError(f"no episode {episode_id!r}", file=str(directory))
+    _print(rows, "runs", as_json)
+
+
+@replay.command("ingest")
+def ingest_command(
+    rollouts: Annotated[Path, typer.Argument(metavar="ROLLOUTS", help="Rollouts (JSONL).")],
+    directory: Annotated[Path, typer.Option("--episodes", help="Directory of episode files.")],
+    as_json: AsJson = False,
+) -> None:
+    """Fold rollouts into the episodes' statistics and flag broken, too easy or disputed ones."""
+    from pydantic import ValidationError
+
+    from myna.replay.audit import Rollout, ingest
+    from myna.replay.episode import save_episode
+
+    by_episode: dict[str, list[Rollout]] = defaultdict(list)
+    with rollouts.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rollout = Rollout.model_validate_json(line)
+            except ValidationError as invalid:
+                first = invalid.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                raise InputError(
+                    first["msg"], file=str(rollouts), line=number, field=where
+                ) from None
+            by_episode[rollout.episode_id].append(rollout)
+    rows = []
+    for _, episode in _load_all(directory):
+        if episode.id not in by_episode:
+            continue
+        updated = ingest(episode, by_episode.pop(episode.id))
+        save_episode(updated, directory)
+        rows.append(
+            {
+                "episode": episode.id,
+                "tries": str(sum(s.tries for s in updated.scores.rollouts.values())),
+                "difficulty": f"{updated.scores.difficulty:.2f}"
+                if updated.scores.difficulty is not None
+                else "",
+                "flags": "; ".join(updated.scores.flags),
+            }
+        )
+    if by_episode:
+        unknown = ", ".join(sorted(by_episode))
+        raise InputError(f"rollouts name unknown episodes: {unknown}", file=str(rollouts))
+    _print(rows, f"ingested {rollouts}", as_json)
+
+
+@replay.command("export")
+def export_command(
+    directory: EpisodesDir,
+    out: Annotated[Path, typer.Option("-o", "--out", help="JSONL file to write.")],
+    include_all: Annotated[
+        bool, typer.Option("--all", help="Include unaudited and rejected episodes.")
+    ] = False,
+) -> None:
+    """Write the accepted episodes as a JSONL dataset (prompt, tools, episode id, metadata)."""
+    from myna.replay.export import export
+    from myna.replay.mock_world import Replayers
+
+    replayers = Replayers(directory)
+    chosen = [e for _, e in _load_all(directory) if include_all or e.scores.status == "accepted"]
+    models = {e.id: replayers.model(e.environment.model) for e in chosen}
+    written = export(chosen, models, out)
+    Console(stderr=True).print(f"{written} episodes written to {out}")
+
+
+@replay.command("serve")
+def serve_command(
+    directory: EpisodesDir,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8100,
+) -> None:
+    """Serve the episodes in DIR: reset, call the mock, submit, get the reward."""
+    import uvicorn
+
+    from myna.replay.mock_world import Replayers
+    from myna.replay.server import create_app
+
+    episodes = [episode for _, episode in _load_all(directory)]
+    app = create_app(episodes, Replayers(directory))
+    Console(stderr=True).print(f"serving {len(episodes)} episodes on http://{host}:{port}")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
