@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from jsonschema import Draft202012Validator
 
 from myna.mocks.router import Match, Router
-from myna.mocks.seed import seeding_order
+from myna.mocks.seed import counters_after, seeding_order
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.traces.model import Body, Exchange, Session
@@ -102,7 +102,8 @@ def run_conformance(
     records = recorded_records(model, sessions, routes)
     store = SqlStore(model, store_url, prefix="myna_conformance_")
     try:
-        snapshot = store.load_base(_in_seeding_order(model, records), "recorded")
+        ordered = list(_in_seeding_order(model, records))
+        snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
         mock = Mock(model, store)
         hosts = _service_hosts(model)
         total = matched = 0

@@ -24,7 +24,7 @@ import csv
 import json
 import random
 import string
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -48,6 +48,7 @@ from myna.schemas.model import (
 __all__ = [
     "ANCHOR",
     "SeedData",
+    "counters_after",
     "generate",
     "read_files",
     "seed",
@@ -675,6 +676,19 @@ def _reference_id(value: Any) -> str | None:
                 return _reference_id(value[key])
         return None
     return None if value in (None, "") else str(value)
+
+
+def counters_after(
+    model: ServiceModel, records: Iterable[tuple[str, str, Record]]
+) -> dict[str, int]:
+    """The last value each counter (integer ids, sequence numbers) used in these records, so
+    that records the runtime creates next never collide with them."""
+    sequences: dict[str, int] = {}
+    for name, _, record in records:
+        resource = model.resources.get(name)
+        if resource is not None:
+            _advance_counters(sequences, resource, record)
+    return dict(sorted(sequences.items()))
 
 
 def _advance_counters(sequences: dict[str, int], resource: Resource, record: Record) -> None:

@@ -1,0 +1,215 @@
+"""Conformance: replaying recordings against the mock and explaining every difference."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from myna.mocks.conformance import (
+    body_schema,
+    conformance_command,
+    recorded_records,
+    run_conformance,
+)
+from myna.schemas.model import (
+    Auth,
+    Conventions,
+    FieldSpec,
+    IdFormat,
+    Operation,
+    Resource,
+    ResponseSpec,
+    ServiceModel,
+)
+from myna.traces.model import Body, Exchange, Session
+
+HOST = "https://shop.example.com"
+ITEM = Resource(
+    name="item",
+    id_field="id",
+    id_format=IdFormat(kind="integer"),
+    collection_path="/items",
+    item_path="/items/{id}",
+    fields={
+        "id": FieldSpec(name="id", schema={"type": "string"}, server_generated=True),
+        "name": FieldSpec(name="name", schema={"type": "string"}, required=True),
+    },
+)
+SHOP = ServiceModel(
+    name="shop",
+    servers=[HOST],
+    resources={"item": ITEM},
+    operations=[
+        Operation(
+            id="listItems",
+            method="GET",
+            path="/items",
+            kind="list",
+            resource="item",
+            responses=[ResponseSpec(status=200)],
+        ),
+        Operation(
+            id="getItem",
+            method="GET",
+            path="/items/{id}",
+            kind="get",
+            resource="item",
+            responses=[ResponseSpec(status=200), ResponseSpec(status=404)],
+        ),
+        Operation(
+            id="createItem",
+            method="POST",
+            path="/items",
+            kind="create",
+            resource="item",
+            responses=[ResponseSpec(status=201)],
+        ),
+    ],
+    conventions=Conventions(auth=Auth(scheme="bearer")),
+)
+
+
+def exchange(
+    number: int, method: str, path: str, status: int, response: Any = None, request: Any = None
+) -> Exchange:
+    return Exchange(
+        id=f"x{number}",
+        method=method,
+        url=HOST + path if path.startswith("/") else path,
+        status=status,
+        request_headers=[("Authorization", "[REDACTED]")],
+        request_body=Body("json", request) if request is not None else Body(),
+        response_body=Body("json", response) if response is not None else Body(),
+    )
+
+
+def report_of(*exchanges: Exchange) -> Any:
+    return run_conformance(SHOP, [Session(id="s", events=list(exchanges))])
+
+
+def test_recorded_reads_replay_against_records_seeded_from_the_responses() -> None:
+    report = report_of(
+        exchange(0, "GET", "/items", 200, [{"id": "1", "name": "a"}, {"id": "2", "name": "b"}]),
+        exchange(1, "GET", "/items/2", 200, {"id": "2", "name": "b"}),
+    )
+    assert (report.matched, report.total, report.mismatches) == (2, 2, [])
+    assert report.seeded == {"item": 2}
+
+
+def test_a_created_record_keeps_its_identity_through_the_session() -> None:
+    report = report_of(
+        exchange(0, "GET", "/items/1", 200, {"id": "1", "name": "a"}),
+        exchange(1, "POST", "/items", 201, {"id": "77", "name": "new"}, {"name": "new"}),
+        # The mock numbers the new item 2; the replay asks for 2 where the recording said 77.
+        exchange(2, "GET", "/items/77", 200, {"id": "77", "name": "new"}),
+    )
+    assert report.mismatches == []
+    assert report.seeded == {"item": 1}  # the created one is made by the replay, not seeded
+
+
+def test_a_refused_credential_is_replayed_without_one() -> None:
+    report = report_of(exchange(0, "GET", "/items", 401, {"error": {"message": "no"}}))
+    assert report.matched == 1
+
+
+def test_every_mismatch_names_its_reason() -> None:
+    report = report_of(
+        exchange(0, "GET", "/items", 200, [{"id": "1", "name": "a"}]),
+        exchange(1, "GET", "/items/1", 404, {"error": {"message": "gone"}}),
+        exchange(2, "GET", "/items/1", 200, {"id": "1", "name": 5}),
+    )
+    assert [(m.exchange, m.status, m.reason.split(":")[0]) for m in report.mismatches] == [
+        ("x1", 200, "status 200, recorded 404"),
+        ("x2", 200, "body at $['name']"),
+    ]
+    assert report.mismatches[1].reason == "body at $['name']: 'a' is not of type 'number'"
+    assert report.share == pytest.approx(1 / 3)
+
+
+def test_exchanges_with_other_hosts_are_skipped() -> None:
+    report = report_of(exchange(0, "GET", "https://cdn.example.com/app.js", 200))
+    assert (report.total, report.skipped) == (
+        0,
+        [("x0", "host cdn.example.com is not the service's")],
+    )
+
+
+def test_seeding_merges_sightings_and_skips_display_values() -> None:
+    labelled = exchange(2, "GET", "/items/1", 200, {"id": "1", "name": "LABEL"})
+    labelled.query = [("sysparm_display_value", "true")]
+    session = Session(
+        id="s",
+        events=[
+            exchange(0, "GET", "/items", 200, [{"id": "1"}]),
+            exchange(1, "GET", "/items/1", 200, {"id": "1", "name": "a"}),
+            labelled,
+            exchange(3, "GET", "/items/1", 500, {"id": "1", "name": "broken"}),
+        ],
+    )
+    assert recorded_records(SHOP, [session]) == {("item", "1"): {"id": "1", "name": "a"}}
+
+
+@pytest.mark.parametrize(
+    ("recorded", "replayed", "conforms"),
+    [
+        pytest.param({"a": 1}, {"a": 2.5, "b": "extra"}, True, id="values-free-extra-keys-fine"),
+        pytest.param({"a": 1}, {"a": "1"}, False, id="number-became-string"),
+        pytest.param({"a": None}, {"a": {"x": 1}}, True, id="recorded-null-says-nothing"),
+        pytest.param({"a": 1}, {}, False, id="key-missing"),
+        pytest.param([{"a": 1, "b": 1}, {"a": 2}], [{"a": 3}], True, id="list-shared-keys"),
+        pytest.param([{"a": 1, "b": 1}, {"a": 2}], [{"b": 3}], False, id="list-item-lacks-key"),
+        pytest.param([], [{"anything": True}], True, id="empty-list-allows-any-items"),
+    ],
+)
+def test_body_schema_compares_structure_not_values(
+    recorded: Any, replayed: Any, conforms: bool
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    assert Draft202012Validator(body_schema(recorded)).is_valid(replayed) is conforms
+
+
+# --- the real recordings -----------------------------------------------------------------------
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+SERVICENOW_HARS = sorted((CORPUS / "har" / "jupiterone_graph-servicenow").glob("*.har"))
+
+
+@pytest.fixture(scope="module")
+def servicenow() -> tuple[ServiceModel, list[Session]]:
+    if not SERVICENOW_HARS:
+        pytest.skip(f"the ServiceNow recordings are not in {CORPUS}")
+    from myna.schemas.learn import learn
+    from myna.traces import read_many
+
+    sessions = list(read_many(SERVICENOW_HARS))
+    return learn(sessions)[0], sessions
+
+
+@pytest.mark.corpus
+def test_the_servicenow_recordings_conform(
+    servicenow: tuple[ServiceModel, list[Session]], store_url: str
+) -> None:
+    model, sessions = servicenow
+    report = run_conformance(model, sessions, store_url=store_url)
+    assert report.total == sum(len(s.exchanges) for s in sessions)
+    assert report.share >= 0.95, [m.reason for m in report.mismatches]
+
+
+@pytest.mark.corpus
+def test_the_command_prints_a_json_report(
+    servicenow: tuple[ServiceModel, list[Session]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from myna.schemas.openapi import save
+
+    model, _ = servicenow
+    save(model, tmp_path / "model.yaml")
+    status = conformance_command(tmp_path / "model.yaml", SERVICENOW_HARS[:2], json_output=True)
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["total"] > 0
+    assert status == (0 if printed["mismatches"] == [] else 1)
