@@ -101,6 +101,8 @@ class Change:
     operation: str | None
     session: int
     example: str
+    implied: bool = False
+    """The state change was already counted from the request that caused it (an `Implied`)."""
 
 
 @dataclass(slots=True)
@@ -172,9 +174,10 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
         target = state_key(value_at(change.after, path))
         if target is None or source == target:
             continue
-        transitions.setdefault((source, target, change.operation), Tally()).add(
-            change.session, change.example
-        )
+        if not change.implied:
+            transitions.setdefault((source, target, change.operation), Tally()).add(
+                change.session, change.example
+            )
         entries.setdefault(target, []).append(change)
     for implied in seen.implied:
         transitions.setdefault((implied.source, implied.target, implied.operation), Tally()).add(

@@ -269,6 +269,7 @@ class ServiceLearner:
         self.servers: set[str] = set()
         self.pages: set[tuple[Any, ...]] = set()
         self.walked: dict[str, int] = {}
+        self.latest: dict[tuple[str, str], dict[str, Any]] = {}
 
     def learn(self) -> ServiceModel:
         self._pass_records()
@@ -498,7 +499,7 @@ class ServiceLearner:
         name = resource or ""
         width = _size(records[len(records) // 2])
         walked = self.walked.get(name, 0)
-        count = max(1, min(ARRAY_SAMPLE, (_LEAF_BUDGET - walked) // width))
+        count = max(1, min(ARRAY_SAMPLE, len(records), (_LEAF_BUDGET - walked) // width))
         self.walked[name] = walked + count * width
         return sampled(records, count)
 
@@ -510,14 +511,30 @@ class ServiceLearner:
             chosen = id_field([record], name)
             if chosen is not None:
                 self.id_fields[name] = chosen
-        shape.add(record)
         self.record_tally[name].add(obs.session, obs.exchange.id)
         id_name = self.id_fields.get(name)
-        if id_name is not None:
-            value = record.get(id_name)
-            ids = self.ids.setdefault(name, set())
-            if value is not None and len(ids) < _ID_CAP:
-                ids.add(str(value))
+        value = record.get(id_name) if id_name is not None else None
+        if value is None:
+            shape.add(record)
+            return
+        ids = self.ids.setdefault(name, set())
+        if len(ids) < _ID_CAP:
+            ids.add(str(value))
+        # Each entity counts once; seeing it again adds only what changed, so a record fetched
+        # ten times does not make its free text look like an enumeration.
+        key = (name, str(value))
+        before = self.latest.get(key)
+        self.latest[key] = record
+        if before is None:
+            shape.add(record)
+        elif before != record:
+            props = shape.props
+            for field_name, item in record.items():
+                if before.get(field_name, _ABSENT) != item:
+                    child = props.get(field_name)
+                    if child is None:
+                        child = props[field_name] = Shape()
+                    child.add(item)
         attributes = record.get("attributes")
         if isinstance(attributes, dict) and name not in self.item_urls:
             url = attributes.get("url")
@@ -656,7 +673,7 @@ class ServiceLearner:
             spec = FieldSpec(
                 name=field_name,
                 schema_=schema,
-                required=child.count == shape.objects,
+                required=child.count >= shape.objects,
                 nullable=child.nulls > 0,
                 server_generated=generated or weak,
                 read_only=generated or weak,
@@ -705,7 +722,9 @@ class ServiceLearner:
         seen = {name: behaviour.Observations() for name in resources}
         writes = {op.resource for op in self.ops.values() if op.kind in _WRITE_KINDS}
         last: dict[tuple[str, str], dict[str, Any]] = {}
-        pending: dict[tuple[str, str], str] = {}
+        pending: dict[tuple[str, str], tuple[str, bool]] = {}
+        # A record may be addressed by any of its ids (Jira: `10010` or `JJJ-9`).
+        alias: dict[tuple[str, str], str] = {}
         for obs in self.observations:
             op = obs.op
             assert op is not None
@@ -715,6 +734,8 @@ class ServiceLearner:
             resource = resources[name]
             exchange = obs.exchange
             entity = _entity_of(obs, op, resource)
+            if entity is not None:
+                entity = alias.get((name, entity), entity)
             if op.kind in _WRITE_KINDS and exchange.status >= 400:
                 if entity is not None or op.kind == "create":
                     before = last.get((name, entity)) if entity is not None else None
@@ -739,6 +760,7 @@ class ServiceLearner:
             written = op.kind in _WRITE_KINDS
             if written and not records and entity is not None:
                 before = last.get((name, entity))
+                implied = False
                 for path in paths[name]:
                     target = behaviour.find_state(exchange.request_body.value, states[name][path])
                     if target is not None:
@@ -752,18 +774,28 @@ class ServiceLearner:
                                 source, target, _operation_id_hint(op), obs.session, exchange.id
                             )
                         )
-                pending[(name, entity)] = _operation_id_hint(op)
+                        implied = True
+                pending[(name, entity)] = (_operation_id_hint(op), implied)
                 continue
             for record in records:
-                key = (name, str(record[resource.id_field]))
-                operation = _operation_id_hint(op) if written else pending.pop(key, None)
+                canonical = str(record[resource.id_field])
+                for id_name in ID_FIELDS:
+                    other = record.get(id_name)
+                    if other is not None and not isinstance(other, (dict, list)):
+                        alias[(name, str(other))] = canonical
+                key = (name, canonical)
+                operation, was_implied = (
+                    (_operation_id_hint(op), False) if written else pending.pop(key, (None, False))
+                )
                 if op.kind == "create":
                     seen[name].created.append((record, operation or "", obs.session, exchange.id))
                 before = last.get(key)
                 last[key] = record
                 if before is not None and before != record:
                     seen[name].changes.append(
-                        behaviour.Change(before, record, operation, obs.session, exchange.id)
+                        behaviour.Change(
+                            before, record, operation, obs.session, exchange.id, was_implied
+                        )
                     )
         for name, resource in resources.items():
             observed = seen[name]
@@ -960,6 +992,7 @@ _BOOKKEEPING = re.compile(
     r"|LastModifiedById|SystemModstamp|createdAt|updatedAt)$"
 )
 _NO_DEFAULT = object()
+_ABSENT = object()
 
 
 def _literal_before(template: tuple[str, ...], index: int) -> str | None:
@@ -976,7 +1009,8 @@ def _resource_name(literal: str, parent: str | None) -> str:
 def _operation_resource(op: OpStats) -> str | None:
     """Which resource an operation's records belong to."""
     if op.record_types:
-        return op.record_types.most_common(1)[0][0] if len(op.record_types) == 1 else None
+        # Records that name their own type (SOQL) come from a generic query endpoint.
+        return None
     list_keys = {key for (_, key, _) in op.wrap_keys if key and key not in GENERIC_LIST_KEYS}
     if len(list_keys) == 1:
         return singular(next(iter(list_keys)))
@@ -1043,6 +1077,8 @@ def _operation_id_hint(op: OpStats) -> str:
     if resource is not None and op.kind != "other":
         return f"{op.kind}_{resource}"
     slug = "_".join(literals) or "root"
+    if op.kind != "other":
+        return op.kind if slug == op.kind else f"{op.kind}_{slug}"
     return f"{op.method.lower()}_{slug}"
 
 

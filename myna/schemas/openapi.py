@@ -79,11 +79,29 @@ def _component_name(name: str) -> str:
     return _COMPONENT_NAME.sub("_", name)
 
 
+def _pin(facts: dict[str, Any]) -> dict[str, Any]:
+    """Move a pinned fact's flag out of its evidence to where a reviewer sees and sets it:
+    `x-myna-pinned: true` beside the field, resource or operation."""
+    evidence = facts.get("evidence")
+    if not isinstance(evidence, dict) or not evidence.pop("pinned", False):
+        return {}
+    if not evidence:
+        facts.pop("evidence")
+    return {"x-myna-pinned": True}
+
+
+def _unpin(facts: dict[str, Any], pinned: Any) -> dict[str, Any]:
+    if pinned is True:
+        evidence = facts.get("evidence")
+        facts["evidence"] = {**(evidence if isinstance(evidence, dict) else {}), "pinned": True}
+    return facts
+
+
 def _resource_schema(resource: Resource) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name, spec in resource.fields.items():
         facts = _dump(spec, exclude={"schema_"})
-        properties[name] = {**spec.schema_, "x-myna-field": facts}
+        properties[name] = {**spec.schema_, "x-myna-field": facts, **_pin(facts)}
     schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
@@ -91,6 +109,7 @@ def _resource_schema(resource: Resource) -> dict[str, Any]:
     }
     # Per-field order is part of the model (it is the order records show fields in).
     schema["x-myna-resource"]["field_order"] = list(resource.fields)
+    schema.update(_pin(schema["x-myna-resource"]))
     required = sorted(name for name, spec in resource.fields.items() if spec.required)
     if required:
         schema["required"] = required
@@ -129,6 +148,7 @@ def _operation(operation: Operation, position: int) -> dict[str, Any]:
         },
     }
     body["x-myna-operation"].pop("responses", None)
+    body.update(_pin(body["x-myna-operation"]))
     if not operation.responses:
         body["responses"] = {"default": {"description": "not observed"}}
     if operation.summary is not None:
@@ -235,6 +255,7 @@ class _Reader:
     def resource(self, schema: Any, where: str) -> Resource:
         schema = self.mapping(schema, where)
         facts = dict(self.mapping(schema.get("x-myna-resource"), f"{where}.x-myna-resource"))
+        _unpin(facts, schema.get("x-myna-pinned"))
         order = facts.pop("field_order", None)
         properties = self.mapping(schema.get("properties", {}), f"{where}.properties")
         listed = order if isinstance(order, list) else []
@@ -249,7 +270,8 @@ class _Reader:
         for name in names:
             prop = dict(self.mapping(properties[name], f"{where}.properties.{name}"))
             place = f"{where}.properties.{name}.x-myna-field"
-            spec = self.mapping(prop.pop("x-myna-field", {}), place)
+            spec = dict(self.mapping(prop.pop("x-myna-field", {}), place))
+            _unpin(spec, prop.pop("x-myna-pinned", None))
             fields[name] = self.validate(FieldSpec, {**spec, "schema": prop}, place)
         resource = self.validate(Resource, facts, f"{where}.x-myna-resource")
         resource.fields = fields
@@ -271,6 +293,7 @@ class _Reader:
         self, path: str, method: str, body: dict[str, Any], where: str
     ) -> tuple[int, Operation]:
         facts = dict(self.mapping(body.get("x-myna-operation", {}), f"{where}.x-myna-operation"))
+        _unpin(facts, body.get("x-myna-pinned"))
         position = facts.pop("position", 1 << 30)
         order = facts.pop("response_order", None)
         written_method = facts.pop("method", method.upper())

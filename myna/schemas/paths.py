@@ -38,7 +38,10 @@ def api_base(segments: list[str]) -> int:
         if tuple(segments[: len(known)]) == known:
             return len(known)
     for index, segment in enumerate(segments[:4]):
-        if _VERSION.fullmatch(segment) and (segment[0] == "v" or index > 0):
+        # A bare number is a version only right after `api` (`/rest/api/3`), never an id.
+        if _VERSION.fullmatch(segment) and (
+            segment[0] == "v" or segments[index - 1 : index] == ["api"]
+        ):
             return index + 1
     return 1 if segments[:1] == ["api"] and len(segments) > 1 else 0
 

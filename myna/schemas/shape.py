@@ -162,7 +162,7 @@ class Shape:
 
     def required(self) -> list[str]:
         """Keys present in every object seen here."""
-        return sorted(key for key, child in self.props.items() if child.count == self.objects)
+        return sorted(key for key, child in self.props.items() if child.count >= self.objects)
 
     def enum(self) -> dict[str, int] | None:
         """Observed values with their counts, when they look like a closed set."""

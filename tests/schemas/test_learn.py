@@ -1,0 +1,517 @@
+"""`learn`: what a person reviewing the model would expect from small, literal traffic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from myna.errors import LearnError
+from myna.schemas import learn
+from myna.schemas.model import Evidence, ServiceModel
+from myna.traces.model import Message, Session, ToolCall
+from tests.schemas.traffic import HEX, SN, exchange, servicenow_lifecycle, session
+
+
+@pytest.fixture(scope="module")
+def servicenow() -> ServiceModel:
+    [model] = learn(servicenow_lifecycle())
+    return model
+
+
+# --- services -----------------------------------------------------------------------------
+
+
+def test_services_are_split_by_site_and_api_base() -> None:
+    models = learn(
+        [
+            session(
+                exchange("GET", f"{SN}/incident", 200, {"result": [{"sys_id": HEX[1]}]}),
+                exchange("GET", "https://x.atlassian.net/rest/api/3/project", 200, [{"id": "1"}]),
+                exchange("GET", "https://x.atlassian.net/rest/api/2/project", 200, [{"id": "1"}]),
+            )
+        ]
+    )
+
+    assert sorted((model.name, model.base_path) for model in models) == [
+        ("atlassian-rest-api-2", "/rest/api/2"),
+        ("atlassian-rest-api-3", "/rest/api/3"),
+        ("servicenow", "/api/now"),
+    ]
+
+
+def test_service_option_names_one_model_for_everything() -> None:
+    models = learn(
+        [
+            session(
+                exchange("GET", "https://a.example.com/api/v1/items", 200, [{"id": 1}]),
+                exchange("GET", "https://b.example.com/api/v1/items", 200, [{"id": 2}]),
+            )
+        ],
+        service="shop",
+    )
+
+    assert [model.name for model in models] == ["shop"]
+    assert models[0].servers == ["https://a.example.com", "https://b.example.com"]
+
+
+def test_instances_of_one_site_are_one_service(servicenow: ServiceModel) -> None:
+    assert servicenow.name == "servicenow"
+    assert servicenow.base_path == "/api/now"
+
+
+@pytest.mark.parametrize(
+    "sessions",
+    [
+        pytest.param([], id="no-sessions"),
+        pytest.param([Session(id="s")], id="empty-session"),
+        pytest.param([Session(id="s", events=[Message("m", "user", "hi")])], id="only-messages"),
+        pytest.param(
+            [
+                session(
+                    exchange("GET", "https://x.example.com/", 302),
+                    exchange("HEAD", "https://x.example.com/"),
+                )
+            ],
+            id="redirects-and-heads",
+        ),
+        pytest.param(
+            [session(exchange("GET", "https://x.example.com/api/v1/a", 404, {"error": "no"}))],
+            id="only-errors",
+        ),
+    ],
+)
+def test_nothing_usable_is_an_error_not_an_empty_model(sessions: list[Session]) -> None:
+    with pytest.raises(LearnError, match="nothing to learn"):
+        learn(sessions)
+
+
+# --- resources and operations -------------------------------------------------------------
+
+
+def test_resource_paths_and_id(servicenow: ServiceModel) -> None:
+    incident = servicenow.resources["incident"]
+
+    assert incident.collection_path == "/api/now/table/incident"
+    assert incident.item_path == "/api/now/table/incident/{sys_id}"
+    assert incident.id_field == "sys_id"
+    assert incident.id_format.kind == "hex32"
+    assert incident.display_field == "number"
+
+
+def test_table_pattern_yields_one_resource_per_table(servicenow: ServiceModel) -> None:
+    assert set(servicenow.resources) == {"incident", "sys_user"}
+
+
+def test_crud_operation_kinds(servicenow: ServiceModel) -> None:
+    kinds = {(op.method, op.path): (op.id, op.kind, op.resource) for op in servicenow.operations}
+
+    assert kinds == {
+        ("GET", "/api/now/table/incident"): ("list_incident", "list", "incident"),
+        ("POST", "/api/now/table/incident"): ("create_incident", "create", "incident"),
+        ("GET", "/api/now/table/incident/{sys_id}"): ("get_incident", "get", "incident"),
+        ("PATCH", "/api/now/table/incident/{sys_id}"): ("update_incident", "update", "incident"),
+        ("GET", "/api/now/table/sys_user"): ("list_sys_user", "list", "sys_user"),
+    }
+
+
+def test_every_fact_carries_evidence(servicenow: ServiceModel) -> None:
+    create = servicenow.operation("create_incident")
+
+    assert create.evidence.samples == 3
+    assert create.evidence.sessions == 3
+    assert len(create.evidence.examples) == 3
+    assert create.evidence.examples == sorted(create.evidence.examples)
+    assert 0 < create.evidence.confidence < 1
+
+
+def test_path_parameter_is_named_and_typed(servicenow: ServiceModel) -> None:
+    [parameter] = servicenow.operation("get_incident").parameters
+
+    assert (parameter.name, parameter.location, parameter.role) == ("sys_id", "path", "id")
+    assert parameter.schema_["pattern"] == "^[0-9a-f]{32}$"
+
+
+def test_query_parameters_get_roles(servicenow: ServiceModel) -> None:
+    roles = {p.name: p.role for p in servicenow.operation("list_incident").parameters}
+
+    assert roles == {"sysparm_limit": "limit", "sysparm_offset": "offset", "sysparm_query": "query"}
+
+
+def test_list_response_points_at_the_resource_schema(servicenow: ServiceModel) -> None:
+    [ok] = servicenow.operation("list_incident").responses
+    assert ok.schema_ is not None
+
+    assert ok.schema_["properties"]["result"] == {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/incident"},
+    }
+    assert set(ok.headers) == {"Link", "X-Total-Count"}
+
+
+def test_custom_action_below_an_item() -> None:
+    issue = {"id": "10010", "key": "JJJ-9", "fields": {"status": {"name": "To Do"}}}
+    done = {"id": "10010", "key": "JJJ-9", "fields": {"status": {"name": "Done"}}}
+    base = "https://x.atlassian.net/rest/api/3"
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{base}/issue/JJJ-9", 200, issue),
+                exchange(
+                    "POST",
+                    f"{base}/issue/JJJ-9/transitions",
+                    204,
+                    request={"transition": {"id": "41", "to": {"name": "Done"}}},
+                ),
+                exchange("GET", f"{base}/issue/10010", 200, done),
+            )
+        ]
+    )
+
+    action = model.operation("transition_issue")
+    assert (action.kind, action.resource, action.path) == (
+        "action",
+        "issue",
+        "/rest/api/3/issue/{issueIdOrKey}/transitions",
+    )
+    [machine] = model.resources["issue"].state_machines
+    assert machine.field == "fields.status.name"
+    assert [(t.source, t.target, t.operation) for t in machine.transitions] == [
+        ("To Do", "Done", "transition_issue")
+    ]
+    assert [effect.model_dump() for effect in action.effects] == [
+        {"field": "fields.status.name", "from_request": "/transition/to/name", "value": None}
+    ]
+
+
+# --- schemas and fields -------------------------------------------------------------------
+
+
+def _field(model: ServiceModel, name: str) -> Any:
+    return model.resources["incident"].fields[name]
+
+
+def test_numbers_sent_as_strings(servicenow: ServiceModel) -> None:
+    assert _field(servicenow, "priority").schema_["x-myna-type"] == "integer"
+    assert servicenow.conventions.values_as_strings
+
+
+def test_enum_with_frequencies(servicenow: ServiceModel) -> None:
+    state = _field(servicenow, "state")
+
+    assert state.schema_["enum"] == ["1", "2", "6"]
+    assert state.enum_frequencies == {"1": 5, "2": 5, "6": 5}
+
+
+def test_datetime_format_of_the_service(servicenow: ServiceModel) -> None:
+    assert _field(servicenow, "sys_created_on").schema_["format"] == "date-time"
+    assert servicenow.conventions.datetime_format == "%Y-%m-%d %H:%M:%S"
+
+
+def test_sequence_numbers_get_a_generator(servicenow: ServiceModel) -> None:
+    generator = _field(servicenow, "number").generator
+
+    assert (generator.kind, generator.prefix, generator.width) == ("sequence", "INC", 7)
+    assert generator.start == 10016
+
+
+def test_link_value_reference_names_its_table(servicenow: ServiceModel) -> None:
+    reference = _field(servicenow, "caller_id").reference
+
+    assert (reference.resource, reference.style) == ("sys_user", "link_value")
+
+
+def test_plain_id_reference_from_values_matching_other_ids() -> None:
+    base = "https://x.example.com/api/v1"
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{base}/users", 200, [{"id": "u_1a2b3c4d"}, {"id": "u_5e6f7a8b"}]),
+                exchange(
+                    "GET",
+                    f"{base}/orders",
+                    200,
+                    [{"id": 1, "owner": "u_1a2b3c4d"}, {"id": 2, "owner": "u_5e6f7a8b"}],
+                ),
+            )
+        ]
+    )
+
+    reference = model.resources["order"].fields["owner"].reference
+    assert reference is not None
+    assert (reference.resource, reference.style) == ("user", "id")
+
+
+# --- roles --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "roles"),
+    [
+        pytest.param("sys_id", {"server_generated", "read_only", "immutable", "required"}, id="id"),
+        pytest.param(
+            "short_description", {"required_on_create", "immutable", "required"}, id="sent"
+        ),
+        pytest.param("caller_id", {"required_on_create", "immutable", "required"}, id="reference"),
+        pytest.param("state", {"required", "has_default"}, id="changes-with-updates"),
+        pytest.param(
+            "priority",
+            {"server_generated", "read_only", "immutable", "required", "has_default"},
+            id="defaulted",
+        ),
+    ],
+)
+def test_field_roles(servicenow: ServiceModel, name: str, roles: set[str]) -> None:
+    spec = _field(servicenow, name)
+    flags = {
+        "server_generated",
+        "read_only",
+        "required_on_create",
+        "immutable",
+        "required",
+        "has_default",
+    }
+
+    assert {flag for flag in flags if getattr(spec, flag)} == roles
+
+
+def test_default_is_what_create_answered_when_the_request_left_it_out(
+    servicenow: ServiceModel,
+) -> None:
+    assert _field(servicenow, "state").default == "1"
+
+
+# --- conventions --------------------------------------------------------------------------
+
+
+def test_envelope(servicenow: ServiceModel) -> None:
+    envelope = servicenow.conventions.envelope
+
+    assert (envelope.style, envelope.item_key, envelope.list_key) == ("wrapped", "result", "result")
+
+
+def test_pagination_with_link_and_total_headers(servicenow: ServiceModel) -> None:
+    pagination = servicenow.conventions.pagination
+
+    assert pagination.style == "limit_offset"
+    assert (pagination.limit_param, pagination.offset_param) == ("sysparm_limit", "sysparm_offset")
+    assert pagination.link_header
+    assert pagination.total_header == "X-Total-Count"
+
+
+def test_servicenow_query_language(servicenow: ServiceModel) -> None:
+    assert servicenow.conventions.query_language == "servicenow"
+
+
+def test_error_template_has_placeholders(servicenow: ServiceModel) -> None:
+    shape = servicenow.error_shape(403)
+    assert shape is not None
+
+    assert shape.template == {
+        "error": {"message": "{message}", "detail": "{detail}"},
+        "status": "failure",
+    }
+    fallback = servicenow.error_shape(404)
+    assert fallback is not None
+    assert fallback.status is None
+
+
+def test_basic_auth_and_its_401_answer(servicenow: ServiceModel) -> None:
+    auth = servicenow.conventions.auth
+
+    assert auth.scheme == "basic"
+    assert auth.unauthorized_status == 401
+    assert auth.unauthorized_headers == {"WWW-Authenticate": 'Basic realm="Service-now"'}
+    assert auth.unauthorized_body["error"]["message"] == "User Not Authenticated"
+
+
+def test_salesforce_conventions() -> None:
+    base = "https://x.my.salesforce.com/services/data/v50.0"
+    record = {
+        "attributes": {
+            "type": "User",
+            "url": "/services/data/v50.0/sobjects/User/005Do000000PVvJIAW",
+        },
+        "Id": "005Do000000PVvJIAW",
+        "Name": "Ada",
+    }
+    other = {
+        **record,
+        "Id": "005Do000000QXYZIA4",
+        "attributes": {
+            "type": "User",
+            "url": "/services/data/v50.0/sobjects/User/005Do000000QXYZIA4",
+        },
+    }
+    [model] = learn(
+        [
+            session(
+                exchange(
+                    "POST",
+                    "https://login.salesforce.com/services/oauth2/token",
+                    200,
+                    {"access_token": "[REDACTED]", "token_type": "Bearer"},
+                ),
+                exchange(
+                    "GET",
+                    f"{base}/query?q=SELECT+Id,Name+FROM+User",
+                    200,
+                    {
+                        "totalSize": 2,
+                        "done": False,
+                        "nextRecordsUrl": "/services/data/v50.0/query/01g-2000",
+                        "records": [record, other],
+                    },
+                ),
+                exchange(
+                    "GET",
+                    f"{base}/sobjects/User/describe",
+                    401,
+                    [{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}],
+                    response_headers={"WWW-Authenticate": "Token"},
+                ),
+            )
+        ]
+    )
+
+    conventions = model.conventions
+    assert conventions.query_language == "soql"
+    assert conventions.envelope.model_dump(exclude={"evidence"}) == {
+        "style": "wrapped",
+        "item_key": None,
+        "list_key": "records",
+        "total_key": "totalSize",
+        "next_key": "nextRecordsUrl",
+        "done_key": "done",
+        "record_attributes": True,
+    }
+    assert conventions.pagination.style == "next_url"
+    assert (conventions.auth.scheme, conventions.auth.token_path) == (
+        "oauth2",
+        "/services/oauth2/token",
+    )
+    user = model.resources["User"]
+    assert (user.id_field, user.id_format.kind, user.id_format.prefix, user.id_format.width) == (
+        "Id",
+        "salesforce",
+        "005",
+        18,
+    )
+    assert user.item_path == "/services/data/v50.0/sobjects/User/{Id}"
+    assert model.operation("query").kind == "query"
+
+
+# --- behaviour ----------------------------------------------------------------------------
+
+
+def test_state_machine_from_ordered_observations(servicenow: ServiceModel) -> None:
+    [machine] = servicenow.resources["incident"].state_machines
+
+    assert machine.field == "state"
+    assert machine.initial == ["1"]
+    assert [(t.source, t.target, t.operation) for t in machine.transitions] == [
+        (None, "1", "create_incident"),
+        ("1", "2", "update_incident"),
+        ("2", "6", "update_incident"),
+    ]
+    assert machine.enforce
+
+
+def test_refused_transition_keeps_status_and_message(servicenow: ServiceModel) -> None:
+    [refused] = servicenow.resources["incident"].state_machines[0].refused
+
+    assert (refused.source, refused.target, refused.status, refused.message) == (
+        "2",
+        "7",
+        403,
+        "Invalid state transition",
+    )
+
+
+def test_fields_set_and_changed_on_entering_a_state(servicenow: ServiceModel) -> None:
+    [machine] = servicenow.resources["incident"].state_machines
+
+    assert machine.required_on_entry == {"6": ["close_code", "resolved_at"]}
+    # sys_mod_count changes with every write, so it says nothing about entering Resolved.
+    assert machine.changes_on_entry == {"6": ["close_code", "resolved_at"]}
+
+
+def test_status_field_seen_only_in_listings_is_not_enforced() -> None:
+    records = [{"id": index, "status": status} for index, status in enumerate("aabbcc")]
+    [model] = learn(
+        [session(exchange("GET", "https://x.example.com/api/v1/tickets", 200, records))]
+    )
+
+    [machine] = model.resources["ticket"].state_machines
+    assert machine.states == ["a", "b", "c"]
+    assert machine.transitions == []
+    assert not machine.enforce
+
+
+# --- tool calls ---------------------------------------------------------------------------
+
+
+def test_tool_calls_become_operations_resources_and_id_flow() -> None:
+    created = {"sys_id": HEX[1], "number": "INC0010001", "state": "1"}
+    resolved = {**created, "state": "6"}
+    calls: list[Any] = [
+        ToolCall("c1", "create_incident", {"short_description": "Printer"}, created),
+        ToolCall("c2", "get_incident", {"sys_id": HEX[1]}, created),
+        ToolCall("c3", "resolve_incident", {"sys_id": HEX[1], "close_code": "Solved"}, resolved),
+        ToolCall("c4", "search_incidents", {"query": "active=true"}, [resolved]),
+    ]
+    [model] = learn([Session(id="agent", events=calls)], service="itsm-tools")
+
+    kinds = {op.id: (op.kind, op.resource) for op in model.operations}
+    assert kinds == {
+        "create_incident": ("create", "incident"),
+        "get_incident": ("get", "incident"),
+        "resolve_incident": ("action", "incident"),
+        "search_incidents": ("query", "incident"),
+    }
+    get = model.operation("get_incident")
+    assert [(p.name, p.role) for p in get.parameters] == [("sys_id", "id")]
+    assert get.request_schema is not None
+    assert "sys_id" in get.request_schema["properties"]
+    incident = model.resources["incident"]
+    assert incident.id_field == "sys_id"
+    [machine] = incident.state_machines
+    assert [(t.source, t.target, t.operation) for t in machine.transitions] == [
+        (None, "1", "create_incident"),
+        ("1", "6", "resolve_incident"),
+    ]
+
+
+# --- update -------------------------------------------------------------------------------
+
+
+def test_update_merges_new_traces_and_keeps_pinned_facts(servicenow: ServiceModel) -> None:
+    reviewed = servicenow.model_copy(deep=True)
+    state = reviewed.resources["incident"].fields["state"]
+    state.schema_ = {"type": "string", "enum": ["1", "2", "6", "7"]}
+    state.evidence = Evidence(samples=1, pinned=True)
+    extra = {**servicenow_lifecycle()[0].exchanges[-1].response_body.value["result"], "state": "8"}
+    more = [
+        session(
+            exchange(
+                "GET", f"{SN}/incident/{HEX[5]}", 200, {"result": {**extra, "sys_id": HEX[5]}}
+            ),
+            exchange(
+                "GET",
+                f"{SN}/problem",
+                200,
+                {"result": [{"sys_id": HEX[6], "number": "PRB0000001"}]},
+            ),
+        )
+    ]
+
+    [updated] = learn(more, update=reviewed)
+
+    assert updated.resources["incident"].fields["state"] == state
+    assert "problem" in updated.resources
+    assert updated.operation("create_incident") == reviewed.operation("create_incident")
+    assert updated.operation("list_problem").kind == "list"
+    number = updated.resources["incident"].fields["number"]
+    assert (
+        number.evidence.samples > reviewed.resources["incident"].fields["number"].evidence.samples
+    )

@@ -1,0 +1,182 @@
+"""JSON Schemas learned from samples, and merging finished schemas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from myna.schemas.shape import Shape, merge_schemas, sampled, schema_of
+
+
+@pytest.mark.parametrize(
+    ("samples", "expected"),
+    [
+        pytest.param(
+            [1, 5, 3], {"type": "integer", "minimum": 1, "maximum": 5}, id="integer-range"
+        ),
+        pytest.param(
+            [1, 2.5], {"type": "number", "minimum": 1, "maximum": 2.5}, id="int-and-float"
+        ),
+        pytest.param([True, False], {"type": "boolean"}, id="boolean"),
+        pytest.param(["a b", None], {"type": ["string", "null"]}, id="nullable"),
+        pytest.param([None], {"type": "null"}, id="only-null"),
+        pytest.param(["", ""], {"type": "string", "maxLength": 0}, id="always-empty"),
+        pytest.param(
+            ["2016-12-12 15:19:57", "2024-04-16 17:16:27"],
+            {
+                "type": "string",
+                "format": "date-time",
+                "pattern": "^(?:[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2})$",
+            },
+            id="servicenow-datetime",
+        ),
+        pytest.param(
+            ["a@example.com", "b@example.org"], {"type": "string", "format": "email"}, id="email"
+        ),
+        pytest.param(
+            ["3", "12", "0"],
+            {"type": "string", "x-myna-type": "integer", "pattern": "^(?:-?[0-9]+)$"},
+            id="integers-sent-as-strings",
+        ),
+        pytest.param(
+            ["1c741bd70b2322007518478d83673af3", "005d500b536073005e0addeeff7b12f4"],
+            {"type": "string", "pattern": "^(?:[0-9a-f]{32})$"},
+            id="sys_id-pattern",
+        ),
+        pytest.param(
+            ["00EDo000000DVLvMAO", "005Do000000PVvJIAW"],
+            {"type": "string", "pattern": "^(?:[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?)$"},
+            id="salesforce-id-pattern",
+        ),
+    ],
+)
+def test_scalar_schemas(samples: list[Any], expected: dict[str, Any]) -> None:
+    assert schema_of(samples) == expected
+
+
+def test_few_repeating_values_become_an_enum_with_frequencies() -> None:
+    shape = Shape()
+    for value in ["New", "New", "In Progress", "New", "Resolved", "In Progress"]:
+        shape.add(value)
+
+    assert shape.schema() == {"type": "string", "enum": ["In Progress", "New", "Resolved"]}
+    assert shape.enum() == {"In Progress": 2, "New": 3, "Resolved": 1}
+
+
+@pytest.mark.parametrize(
+    "samples",
+    [
+        pytest.param(["a", "b", "c"], id="all-distinct"),
+        pytest.param(["x", "x"], id="too-few-samples"),
+        pytest.param([f"user{index}" for index in range(40)] * 2, id="too-many-values"),
+        pytest.param(["2024-01-01", "2024-01-01", "2024-01-01"], id="dates-are-not-enums"),
+    ],
+)
+def test_values_that_are_no_enum(samples: list[str]) -> None:
+    assert "enum" not in schema_of(samples)
+
+
+def test_required_comes_from_presence_in_every_object() -> None:
+    schema = schema_of([{"id": 1, "name": "a"}, {"id": 2}])
+
+    assert schema["required"] == ["id"]
+    assert set(schema["properties"]) == {"id", "name"}
+
+
+def test_link_value_objects_are_marked_as_references() -> None:
+    reference = {"link": "https://x.service-now.com/api/now/table/sys_user/1", "value": "1"}
+
+    assert schema_of([reference])["x-myna-reference"] == "link_value"
+
+
+def test_nested_arrays_of_objects_merge_their_items() -> None:
+    schema = schema_of([{"tags": [{"k": "a"}]}, {"tags": [{"k": "b", "v": 1}]}])
+
+    assert schema["properties"]["tags"]["items"]["required"] == ["k"]
+    assert set(schema["properties"]["tags"]["items"]["properties"]) == {"k", "v"}
+
+
+def test_conflicting_types_become_any_of_with_evidence() -> None:
+    schema = schema_of(["", {"link": "https://x/1", "value": "1"}, ""])
+
+    assert [branch["type"] for branch in schema["anyOf"]] == ["string", "object"]
+    assert schema["x-myna-types"] == {"object": 1, "string": 2}
+
+
+def test_long_arrays_are_sampled_evenly_including_both_ends() -> None:
+    picked = sampled(list(range(100)), 5)
+
+    assert picked == [0, 24, 49, 74, 99]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["", "a", "3", "true"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_json, min_size=1, max_size=6), st.randoms())
+def test_learned_schema_does_not_depend_on_sample_order(samples: list[Any], random: Any) -> None:
+    shuffled = list(samples)
+    random.shuffle(shuffled)
+
+    assert schema_of(shuffled) == schema_of(samples)
+
+
+_schemas = st.lists(_json, min_size=1, max_size=4).map(schema_of)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_schemas, _schemas)
+def test_merge_is_commutative(left: dict[str, Any], right: dict[str, Any]) -> None:
+    assert merge_schemas(left, right) == merge_schemas(right, left)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_schemas)
+def test_merge_is_idempotent(schema: dict[str, Any]) -> None:
+    assert merge_schemas(schema, schema) == schema
+
+
+@settings(max_examples=200, deadline=None)
+@given(_schemas, _schemas)
+def test_merging_again_changes_nothing(left: dict[str, Any], right: dict[str, Any]) -> None:
+    merged = merge_schemas(left, right)
+
+    assert merge_schemas(merged, merged) == merged
+    assert merge_schemas(merged, right) == merge_schemas(merge_schemas(left, right), right)
+
+
+def test_merge_widens_types_and_keeps_common_required() -> None:
+    left = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    right = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["a", "b"],
+    }
+
+    merged = merge_schemas(left, right)
+
+    assert merged["required"] == ["a"]
+    assert merged["properties"]["a"] == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert merged["properties"]["b"] == {"type": "string"}
+
+
+def test_merge_unions_enums_and_widens_ranges() -> None:
+    left = {"type": "integer", "minimum": 1, "maximum": 3, "enum": [1, 3]}
+    right = {"type": ["integer", "null"], "minimum": 0, "maximum": 2, "enum": [2]}
+
+    assert merge_schemas(left, right) == {
+        "type": ["integer", "null"],
+        "minimum": 0,
+        "maximum": 3,
+        "enum": [1, 2, 3],
+    }
