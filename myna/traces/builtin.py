@@ -2,7 +2,14 @@
 
 from myna.traces.formats import register_reader
 from myna.traces.har import looks_like_har, read_har
+from myna.traces.jsonl import looks_like_jsonl, read_jsonl
 
+register_reader(
+    "jsonl",
+    read_jsonl,
+    detect=looks_like_jsonl,
+    description="Myna canonical trace JSONL (trace.schema.json)",
+)
 register_reader(
     "har",
     read_har,

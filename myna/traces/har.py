@@ -87,7 +87,7 @@ def read_har(source: Source) -> Iterator[Session]:
             source.report.skipped[skip] += 1
             continue
         exchange, size = _exchange(entry, source, index)
-        if not source.admit(exchange, bodies_redacted=True):
+        if not source.admit(exchange, walk_json=False):
             continue
         pageref = entry.get("pageref")
         session_id = f"{source.stem}/{pageref}" if pageref else source.stem

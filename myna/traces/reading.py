@@ -111,6 +111,9 @@ def _reader_for(path: Path, file: BinaryIO, format: str | None) -> ReaderSpec:
             f"cannot read the file: {error.strerror or error}", file=str(path)
         ) from None
     if not head.strip():
+        # What `write_jsonl` writes when nothing passed the filters: an empty canonical trace.
+        if path.suffix == ".jsonl":
+            return READERS["jsonl"]
         raise TraceFormatError("the file is empty; expected a trace", file=str(path))
     name = detect_format(Peek.of(head))
     if name is None:

@@ -60,7 +60,6 @@ _SECRET_SUFFIXES = (
 # recognise how a service pages.
 _CURSOR_SUFFIXES = ("pagetoken", "continuationtoken", "synctoken", "nexttoken", "cursortoken")
 
-# A cheap pre-check over raw JSON text: only bodies that mention one of these fragments are walked.
 _MAY_HOLD_SECRET = re.compile(
     r"pass|pwd|secret|token|key|auth|cookie|session|sid|signature|assertion", re.IGNORECASE
 )
@@ -103,11 +102,16 @@ def redact_header(name: str, value: str) -> str:
 
 
 def redact_headers(headers: Pairs) -> Pairs:
+    """Redacted headers; the same list when no header names a credential (the common case)."""
+    if not any(is_secret_key(name) for name, _ in headers):
+        return headers
     return [(name, redact_header(name, value)) for name, value in headers]
 
 
 def redact_pairs(pairs: Pairs) -> Pairs:
-    """Redact decoded query-string or form pairs."""
+    """Redact decoded query-string or form pairs (the same list when none is a secret)."""
+    if not any(is_secret_key(name) for name, _ in pairs):
+        return pairs
     return [
         (name, REDACTED if is_secret_key(name) and not is_redacted(value) else value)
         for name, value in pairs
@@ -142,30 +146,35 @@ def redact_url(url: str) -> str:
 
 
 def json_may_hold_secrets(text: str) -> bool:
-    """Cheap test on raw JSON text; `False` means `redact_json` would change nothing."""
-    return bool(_MAY_HOLD_SECRET.search(text))
+    """Cheap test on raw JSON text; `False` means `redact_json` would change nothing.
+
+    It looks for the fragments every secret key contains (`pass`, `token`, `key`, ...), a C-speed
+    scan that spares the costly walk for most bodies.
+    """
+    return _MAY_HOLD_SECRET.search(text) is not None
 
 
 def redact_json(value: Any) -> Any:
     """Redact scalar values under secret keys anywhere in a parsed JSON value (in place).
 
     `null` and booleans under a secret key stay (they reveal nothing and keep the shape), and
-    objects or arrays under one are walked rather than wiped.
+    objects or arrays under one are walked rather than wiped. Iterative, with exact type tests,
+    because it runs over every imported body.
     """
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, dict | list):
-                redact_json(item)
-            elif is_secret_key(key) and _is_redactable_scalar(item):
-                value[key] = REDACTED
-    elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, dict | list):
-                redact_json(item)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for key, item in node.items():
+                kind = type(item)
+                if kind is dict or kind is list:
+                    stack.append(item)
+                elif (
+                    (kind is str or kind is int or kind is float)
+                    and is_secret_key(key)
+                    and (kind is not str or (item and not is_redacted(item)))
+                ):
+                    node[key] = REDACTED
+        elif type(node) is list:
+            stack.extend(item for item in node if type(item) is dict or type(item) is list)
     return value
-
-
-def _is_redactable_scalar(item: object) -> bool:
-    if isinstance(item, str):
-        return bool(item) and not is_redacted(item)
-    return isinstance(item, int | float) and not isinstance(item, bool)

@@ -46,23 +46,25 @@ class Source:
     ) -> TraceFormatError:
         return TraceFormatError(message, file=self.name, line=line, entry=entry, field=field)
 
-    def admit(self, event: Event, *, bodies_redacted: bool = False) -> bool:
+    def admit(self, event: Event, *, walk_json: bool = True) -> bool:
         """Filter, redact and pseudonymise `event` in place; `False` if a filter dropped it.
 
-        `bodies_redacted` tells that the reader already redacted the bodies while parsing them
-        (the HAR reader does, where a cheap test on the raw text avoids most walks).
+        `walk_json=False` tells that the event's JSON values (bodies, tool arguments and results)
+        need no redaction walk: the reader redacted them already, or a test on the raw text
+        (`json_may_hold_secrets`) found no secret key in them. Walking is the costly part.
         """
         filters = self.options.filters
         if filters.active and not filters.keeps(event):
             self.report.skipped["filtered"] += 1
             return False
         if isinstance(event, Exchange):
-            _redact_exchange(event, bodies_redacted=bodies_redacted)
+            _redact_exchange(event, walk_json=walk_json)
             if self.pseudonymiser:
                 self.pseudonymiser.exchange(event)
         elif isinstance(event, ToolCall):
-            event.arguments = redact_json(event.arguments)
-            event.result = redact_json(event.result)
+            if walk_json:
+                event.arguments = redact_json(event.arguments)
+                event.result = redact_json(event.result)
             if self.pseudonymiser:
                 self.pseudonymiser.tool_call(event)
         elif self.pseudonymiser:
@@ -87,12 +89,12 @@ class Source:
             return
 
 
-def _redact_exchange(exchange: Exchange, *, bodies_redacted: bool) -> None:
+def _redact_exchange(exchange: Exchange, *, walk_json: bool) -> None:
     exchange.url = redact_url(exchange.url)
     exchange.query = redact_pairs(exchange.query)
     exchange.request_headers = redact_headers(exchange.request_headers)
     exchange.response_headers = redact_headers(exchange.response_headers)
-    if not bodies_redacted:
+    if walk_json:
         for body in (exchange.request_body, exchange.response_body):
             if body.kind == "json":
                 body.value = redact_json(body.value)
