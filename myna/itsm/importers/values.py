@@ -37,7 +37,11 @@ SERVICENOW_DATETIME = "%Y-%m-%d %H:%M:%S"
 
 
 def is_missing(value: str | None) -> bool:
-    return value is None or value.strip().lower() in MISSING_MARKERS
+    return value is None or _clean(value) is None
+
+
+# The parsers are pure and exports repeat a handful of distinct values per column, so the small
+# caches below make per-cell parsing nearly free on large logs.
 
 
 def clean(value: str | None) -> str | None:
@@ -57,6 +61,7 @@ def _clean(value: str) -> str | None:
     return _SPACES.sub(" ", value.strip())
 
 
+@lru_cache(maxsize=4096)
 def parse_bool(value: str | None) -> bool | None:
     if is_missing(value):
         return None
@@ -105,6 +110,7 @@ def format_datetime(value: datetime | None) -> str:
     return value.strftime(SERVICENOW_DATETIME) if value is not None else ""
 
 
+@lru_cache(maxsize=4096)
 def parse_int(value: str | None) -> int | None:
     if is_missing(value):
         return None
@@ -115,6 +121,7 @@ def parse_int(value: str | None) -> int | None:
         raise ValueError(f"expected a whole number, got {value!r}") from None
 
 
+@lru_cache(maxsize=4096)
 def parse_level(value: str | None, *, low: int, high: int) -> int | None:
     """A numbered choice such as "3 - Moderate", "3" or "3 -" as its number in [low, high]."""
     if is_missing(value):
