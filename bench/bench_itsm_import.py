@@ -65,7 +65,7 @@ def main() -> None:
         )
         print(
             f"UCI sample: {report.rows} events, {report.incidents} incidents, "
-            f"{report.count()} issues"
+            f"issues {report.by_kind()}"
         )
     else:
         print(f"UCI sample absent ({UCI}); skipping its rows")

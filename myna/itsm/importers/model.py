@@ -182,6 +182,13 @@ class JournalEntry:
 
 @dataclass(frozen=True, slots=True)
 class Incident:
+    """One incident: its fields as last seen, and its lifecycle.
+
+    References (caller, assignment_group, cmdb_ci, problem...) are sys_ids into the history's
+    entity maps; categories are names into `IncidentHistory.categories`. Impact and urgency are on
+    ServiceNow's 1..3 scale, priority on 1..5 and, when both are known, from the default matrix.
+    """
+
     sys_id: str
     number: str
     source_key: str
@@ -310,3 +317,10 @@ class ImportReport:
 
     def count(self, kind: IssueKind | None = None) -> int:
         return sum(issue.count for issue in self.issues if kind is None or issue.kind == kind)
+
+    def by_kind(self) -> dict[IssueKind, int]:
+        """How many values each kind of issue affected, for a one-line summary."""
+        totals: dict[IssueKind, int] = {}
+        for issue in self.issues:
+            totals[issue.kind] = totals.get(issue.kind, 0) + issue.count
+        return totals
