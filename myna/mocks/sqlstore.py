@@ -290,7 +290,9 @@ class SqlTransaction:
         self._cursor = cursor
         self._world = world
         self._base = base
-        self._context = Context(model=store.model, resolve=self.get)
+        # Records reached by dot-walking during this transaction's list calls; cleared by every
+        # write so a walk never sees a stale target.
+        self._walked: dict[tuple[str, str], Record | None] = {}
 
     @property
     def world(self) -> str:
@@ -314,7 +316,7 @@ class SqlTransaction:
         records, total = evaluate(
             self._all(resource),
             query,
-            Context(model=self._store.model, resource=resource, resolve=self.get),
+            Context(model=self._store.model, resource=resource, resolve=self._walk),
         )
         return [_clone(record) for record in records], total
 
@@ -430,7 +432,14 @@ class SqlTransaction:
         for name, key in keys:
             cursor.execute(sql.unique_add, (self._world, resource, name, key, record_id))
 
+    def _walk(self, resource: str, record_id: str) -> Record | None:
+        key = (resource, record_id)
+        if key not in self._walked:
+            self._walked[key] = self.get(resource, record_id)
+        return self._walked[key]
+
     def _put(self, resource: str, record_id: str, record: Record | None) -> None:
+        self._walked.clear()
         data = None if record is None else _dumps(record)
         self._cursor.execute(
             self._store._sql.overlay_put,

@@ -103,6 +103,14 @@ def test_list_filters_sorts_pages_and_dot_walks_references(seeded: SqlStore) -> 
         assert total == 2
 
 
+def test_a_dot_walk_sees_writes_made_earlier_in_the_transaction(seeded: SqlStore) -> None:
+    by_bob = Query(where=Condition("caller.name", "=", "Bob"))
+    with seeded.transaction("w") as tx:
+        assert tx.list("incident", by_bob)[1] == 1
+        tx.update("user", "1", {"id": "1", "name": "Bob"})
+        assert tx.list("incident", by_bob)[1] == 2
+
+
 @pytest.mark.parametrize(
     ("operation", "error"),
     [
