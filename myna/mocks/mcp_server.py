@@ -3,13 +3,17 @@
 The tools are the `Toolbox` of the model, so `tools/list` here and `myna tools --format mcp` agree.
 A `tools/call` is checked against the tool's input schema, mapped to the HTTP request it stands
 for and sent through a `Caller`: `(method, path, params, json_body, headers) -> (status, json)`.
-The caller is whatever reaches the mock: `caller_for_client(MockClient(...))` in process, or any
-function that speaks HTTP. A bad call (unknown tool, arguments that break the schema) and an error
-status from the service both come back as a tool result with `isError` set, so the agent sees them
-the way it would see a failing API, not as a protocol failure.
+The caller is whatever reaches the mock: `caller_for_client(MockClient(...))` in process, or
+`HttpCaller(base_url)` for a mock (or the real service) in another process. A bad call
+(unknown tool, arguments that break the schema) and an error status from the service both come
+back as a tool result with `isError` set, so the agent sees them the way it would see a failing
+API, not as a protocol failure.
 
 Headers named in `forward_headers` (by default the world selector `X-Myna-World`) are copied from
 the MCP client's HTTP request to the caller, so one MCP server can serve every world.
+
+To mount the app inside another ASGI app, run `server.session_manager.run()` in the parent's
+lifespan: Starlette does not run the lifespans of mounted apps.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
 
     from myna.mocks.client import MockClient
 
-__all__ = ["Caller", "build_server", "caller_for_client", "mcp_app"]
+__all__ = ["Caller", "HttpCaller", "build_server", "caller_for_client", "mcp_app"]
 
 Caller = Callable[[str, str, dict[str, str], Any, dict[str, str]], tuple[int, Any]]
 """`(method, path, params, json_body, headers) -> (status, json body or None)`."""
@@ -58,6 +62,52 @@ def caller_for_client(client: MockClient) -> Caller:
         return response.status, response.json() if response.body else None
 
     return call
+
+
+class HttpCaller:
+    """A `Caller` that sends requests over HTTP(S) to `base_url` on pooled connections.
+
+    `verify` is a CA bundle path for a mock serving its self-signed certificate. Close it (or use
+    it as a context manager) to release the connections.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        verify: bool | str = True,
+        timeout: float = 30.0,
+    ) -> None:
+        import httpx
+
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"),
+            headers=dict(headers or {}),
+            verify=verify,
+            timeout=timeout,
+        )
+
+    def __call__(
+        self, method: str, path: str, params: dict[str, str], body: Any, headers: dict[str, str]
+    ) -> tuple[int, Any]:
+        response = self._client.request(method, path, params=params, json=body, headers=headers)
+        if not response.content:
+            return response.status_code, None
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            # A body that is not JSON (an HTML error page) still reaches the agent, as text.
+            return response.status_code, response.text
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HttpCaller:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def build_server(

@@ -23,7 +23,9 @@ from mcp.types import CallToolResult
 from starlette.applications import Starlette
 
 from myna.mocks import Mock, MockClient
-from myna.mocks.mcp_server import caller_for_client, mcp_app
+from myna.mocks.app import create_app
+from myna.mocks.example import TABLE as SN_TABLE
+from myna.mocks.mcp_server import HttpCaller, caller_for_client, mcp_app
 from myna.mocks.tools import Toolbox
 from myna.schemas.model import ServiceModel
 from tests.mocks.conftest import USER
@@ -34,7 +36,7 @@ T = TypeVar("T")
 
 @contextmanager
 def serving(app: Starlette) -> Iterator[str]:
-    """Serve `app` on a free loopback port in a thread; yield the MCP endpoint URL."""
+    """Serve `app` on a free loopback port in a thread; yield its base URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -47,7 +49,7 @@ def serving(app: Starlette) -> Iterator[str]:
         assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
@@ -55,14 +57,14 @@ def serving(app: Starlette) -> Iterator[str]:
 
 
 def with_session(
-    url: str,
+    base_url: str,
     use: Callable[[ClientSession], Awaitable[T]],
     headers: dict[str, str] | None = None,
 ) -> T:
     async def main() -> T:
         async with (
             create_mcp_http_client(headers=headers) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
+            streamable_http_client(f"{base_url}/mcp", http_client=http) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
@@ -207,3 +209,33 @@ def test_the_real_mock_behind_mcp(mock: Mock) -> None:
     assert (record["state"], record["close_code"]) == ("6", "Solved")
     assert fetched.is_error is False
     assert [r["sys_id"] for r in payload(listed)["body"]["result"]] == [record["sys_id"]]
+
+
+def test_a_mock_in_another_process_over_http(mock: Mock) -> None:
+    with (
+        serving(create_app(mock)) as mock_url,
+        HttpCaller(mock_url, headers={"Accept": "application/json"}) as caller,
+    ):
+        app = mcp_app(mock.model, caller, headers={"Authorization": _basic(*USER)})
+        with serving(app) as url:
+            created = with_session(
+                url,
+                lambda session: session.call_tool(
+                    "create_incident", {"short_description": "Email bounces"}
+                ),
+            )
+        sys_id = payload(created)["body"]["result"]["sys_id"]
+        unauthenticated = caller("GET", f"{SN_TABLE}/incident/{sys_id}", {}, None, {})
+        fetched = caller(
+            "GET", f"{SN_TABLE}/incident/{sys_id}", {}, None, {"Authorization": _basic(*USER)}
+        )
+    assert payload(created)["status"] == 201
+    assert unauthenticated[0] == 401  # credentials travel with each call, not with the caller
+    assert fetched[0] == 200
+    assert fetched[1]["result"]["short_description"] == "Email bounces"
+
+
+def _basic(user: str, password: str) -> str:
+    import base64
+
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
