@@ -60,8 +60,11 @@ def instance_url(
 
 
 @pytest.fixture
-def client(instance_url: str, server: Running) -> ServiceNowClient:
-    return ServiceNowClient(instance_url, AGENT, verify=str(server.ca_file))
+def client(instance_url: str, server: Running) -> Iterator[ServiceNowClient]:
+    stock = ServiceNowClient(instance_url, AGENT, verify=str(server.ca_file))
+    yield stock
+    # An open keep-alive connection holds up the server's shutdown at the end of the module.
+    stock.session.close()
 
 
 def _insert(client: ServiceNowClient, short_description: str, **values: str) -> str:
@@ -153,6 +156,7 @@ def test_a_wrong_password_is_an_authentication_error(instance_url: str, server: 
     intruder = ServiceNowClient(instance_url, ("itil.agent", "wrong"), verify=str(server.ca_file))
     with pytest.raises(AuthenticationException):
         intruder.GlideRecord("incident").query()
+    intruder.session.close()
 
 
 def test_client_credentials_grant_then_bearer_calls(instance_url: str, server: Running) -> None:
@@ -162,6 +166,7 @@ def test_client_credentials_grant_then_bearer_calls(instance_url: str, server: R
     record.initialize()
     record.short_description = "created with a bearer token"
     assert record.insert() is not None
+    oauth.session.close()
 
 
 # -- where the runtime falls short of PROTOCOL.md --------------------------------------------

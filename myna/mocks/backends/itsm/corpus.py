@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -165,7 +166,10 @@ def _result(reply: Reply) -> dict[str, Any]:
 
 
 def _redacted(body: Body) -> Body:
-    """Secrets in request bodies (OAuth forms) travel as [REDACTED], as in the real recordings."""
+    """Secrets in request bodies (OAuth forms, passwords) travel as [REDACTED], as in the real
+    recordings."""
+    if body.kind == "json" and isinstance(body.value, dict) and "user_password" in body.value:
+        return Body("json", {**body.value, "user_password": SECRET}, body.mime_type)
     if body.kind != "text" or "grant_type=" not in str(body.value):
         return body
     pairs = [kv.split("=", 1) for kv in str(body.value).split("&")]
@@ -190,20 +194,20 @@ def sys_id(record: Mapping[str, Any]) -> str:
 
 # -- the directory: people, groups, CIs -------------------------------------------------------
 
-# (user_name, first, last, title, department, vip)
+# (user_name, first, last, title, department, vip, gender)
 PEOPLE: Final = (
-    ("aisha.khan", "Aisha", "Khan", "Service Desk Analyst", "IT", False),
-    ("sam.okafor", "Sam", "Okafor", "Service Desk Analyst", "IT", False),
-    ("tomas.novak", "Tomas", "Novak", "Network Engineer", "IT", False),
-    ("mei.lin", "Mei", "Lin", "Database Administrator", "IT", False),
-    ("olga.petrova", "Olga", "Petrova", "Hardware Technician", "IT", False),
-    ("jonas.berg", "Jonas", "Berg", "Application Engineer", "IT", False),
-    ("priya.raman", "Priya", "Raman", "Problem Manager", "IT", False),
-    ("carlos.mendes", "Carlos", "Mendes", "Change Manager", "IT", False),
-    ("lena.fischer", "Lena", "Fischer", "Chief Financial Officer", "Finance", True),
-    ("marco.rossi", "Marco", "Rossi", "Account Executive", "Sales", False),
-    ("nina.sato", "Nina", "Sato", "HR Partner", "Human Resources", False),
-    ("omar.haddad", "Omar", "Haddad", "Marketing Specialist", "Marketing", False),
+    ("aisha.khan", "Aisha", "Khan", "Service Desk Analyst", "IT", False, "Female"),
+    ("sam.okafor", "Sam", "Okafor", "Service Desk Analyst", "IT", False, "Male"),
+    ("tomas.novak", "Tomas", "Novak", "Network Engineer", "IT", False, "Male"),
+    ("mei.lin", "Mei", "Lin", "Database Administrator", "IT", False, "Female"),
+    ("olga.petrova", "Olga", "Petrova", "Hardware Technician", "IT", False, "Female"),
+    ("jonas.berg", "Jonas", "Berg", "Application Engineer", "IT", False, "Male"),
+    ("priya.raman", "Priya", "Raman", "Problem Manager", "IT", False, "Female"),
+    ("carlos.mendes", "Carlos", "Mendes", "Change Manager", "IT", False, "Male"),
+    ("lena.fischer", "Lena", "Fischer", "Chief Financial Officer", "Finance", True, "Female"),
+    ("marco.rossi", "Marco", "Rossi", "Account Executive", "Sales", False, "Male"),
+    ("nina.sato", "Nina", "Sato", "HR Partner", "Human Resources", False, "Female"),
+    ("omar.haddad", "Omar", "Haddad", "Marketing Specialist", "Marketing", False, "Male"),
 )
 # group -> (description, manager, members)
 GROUPS: Final = {
@@ -259,7 +263,7 @@ class Directory:
 def setup_directory(scribe: Scribe, directory: Directory) -> None:
     """Onboarding by the administrator: users, groups, memberships and configuration items."""
     it = external_id("cmn_department", "IT")
-    for user_name, first, last, title, department, vip in PEOPLE:
+    for user_name, first, last, title, department, vip, gender in PEOPLE:
         record = scribe.create(
             "sys_user",
             {
@@ -276,6 +280,14 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "time_zone": "Europe/London",
                 "preferred_language": "en",
                 "employee_number": f"E{1040 + len(directory.users)}",
+                "gender": gender,
+                "mobile_phone": f"(555) 555-{100 + len(directory.users):04d}",
+                "roles": "itil" if department == "IT" else "",
+                "cost_center": external_id("cmn_cost_center", "Corporate"),
+                "date_format": "dd-MM-yyyy",
+                "avatar": external_id("db_image", "avatar"),
+                "federated_id": base64.b64encode(user_name.encode()).decode(),
+                "user_password": f"{user_name}-pw",
             },
         )
         directory.users[user_name] = sys_id(record)
@@ -283,6 +295,11 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
     scribe.instance.passwords["admin"] = "admin-pw"
     for user_name, manager in (("sam.okafor", "aisha.khan"), ("tomas.novak", "carlos.mendes")):
         scribe.patch("sys_user", directory.users[user_name], {"manager": directory.users[manager]})
+    operations = scribe.create(
+        "sys_user_group",
+        {"name": "IT Operations", "description": "Parent of the resolver groups"},
+    )
+    itil = external_id("sys_user_group_type", "itil")
     for name, (description, manager, _) in GROUPS.items():
         record = scribe.create(
             "sys_user_group",
@@ -292,6 +309,9 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "manager": directory.users[manager],
                 "email": name.lower().replace(" ", "-") + "@example.com",
                 "cost_center": external_id("cmn_cost_center", "IT Operations"),
+                "parent": sys_id(operations),
+                "type": itil,
+                "roles": "itil",
             },
         )
         directory.groups[name] = sys_id(record)
@@ -340,6 +360,13 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "category": "Hardware",
                 "subcategory": "Computer",
                 "maintenance_schedule": external_id("cmn_schedule", "8-5 weekdays"),
+                "asset": external_id("alm_asset", f"P{1000170 + len(directory.cis)}"),
+                "cd_speed": "24",
+                "cost": "2839.99",
+                "cost_cc": "USD",
+                "model_number": "R740",
+                "os_service_pack": "n/a",
+                "used_for": "Production",
             },
         )
         directory.cis[name] = sys_id(record)
@@ -1350,6 +1377,23 @@ def batch_update(s: Scribe, d: Directory) -> None:
     )
 
 
+def _png(width: int, height: int) -> bytes:
+    """A plain grey PNG: the smallest real image an attachment test can carry."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data).to_bytes(4, "big")
+        return len(data).to_bytes(4, "big") + kind + data + crc
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 0, 0, 0, 0])
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
 def attachments(s: Scribe, d: Directory) -> None:
     """Attach the caller's VPN log to the incident, read it back, and remove it."""
     s.user = "tomas.novak"
@@ -1380,6 +1424,24 @@ def attachments(s: Scribe, d: Directory) -> None:
     )
     s.call("GET", f"/api/now/v1/attachment/{attachment}")
     s.call("GET", f"/api/now/v1/attachment/{attachment}/file")
+    change = s.query("change_request", [("sysparm_query", "type=normal"), ("sysparm_limit", "1")])[
+        0
+    ]
+    s.call(
+        "POST",
+        "/api/now/v1/attachment/file",
+        params=[
+            ("file_name", "topology.png"),
+            ("table_name", "change_request"),
+            ("table_sys_id", sys_id(change)),
+        ],
+        body=Body("base64", base64.b64encode(_png(24, 16)).decode(), "image/png"),
+    )
+    s.call(
+        "GET",
+        "/api/now/v1/attachment",
+        params=[("sysparm_query", "content_typeSTARTSWITHimage"), ("sysparm_limit", "10")],
+    )
     s.call("DELETE", f"/api/now/v1/attachment/{attachment}")
     s.call("GET", f"/api/now/v1/attachment/{attachment}")
 

@@ -75,6 +75,9 @@ _EXTERNAL_NAMES: Final[Mapping[str, tuple[str, ...]]] = {
     "sc_cat_item": ("Standard Laptop", "Software License"),
     "cmdb_model": ("PowerEdge R740", "ProLiant DL380"),
     "cmn_schedule": ("8-5 weekdays",),
+    "sys_user_group_type": ("itil", "catalog"),
+    "alm_asset": ("P1000170", "P1000171", "P1000172", "P1000173", "P1000174"),
+    "db_image": ("avatar",),
     "contract_sla": tuple(name for name, _ in SLA_DEFINITIONS.values()),
 }
 EXTERNAL: Final[Mapping[str, Mapping[str, str]]] = {
@@ -221,6 +224,11 @@ class Instance:
                 return sys_id
         raise MockError(f"no user {user_name!r} on the instance", table="sys_user")
 
+    def _log_in(self, user_name: str) -> None:
+        """Each Basic-auth call opens a session, which stamps the user's last login."""
+        row = self.rows["sys_user"][self.user_id(user_name)]
+        row.update(last_login=self.now.strftime("%Y-%m-%d"), last_login_time=self.stamp())
+
     def _active_user(self, user_name: str) -> bool:
         return any(
             row["user_name"] == user_name and row["active"] == "true"
@@ -275,6 +283,7 @@ class Instance:
                 return self._token(request)
             if request.user is None or not self._active_user(request.user):
                 raise Refused(401, "User Not Authenticated", "Required to provide Auth information")
+            self._log_in(request.user)
             return self._route(request)
         except Refused as refusal:
             return error_reply(refusal)
@@ -631,6 +640,8 @@ class Instance:
                 "size_compressed": str(len(zlib.compress(data))),
                 "compressed": "true",
                 "chunk_size_bytes": "700000",
+                "state": "available",
+                **_image_size(data, content_type),
             },
             user,
         )
@@ -767,6 +778,14 @@ def _sort_key(name: str, key: str, row: Row) -> tuple[int, float, str]:
         except ValueError:
             pass
     return (1, 0.0, value)
+
+
+def _image_size(data: bytes, content_type: str) -> dict[str, str]:
+    """Width and height of a PNG (its IHDR chunk), as the attachment record carries them."""
+    if content_type != "image/png" or data[12:16] != b"IHDR":
+        return {}
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return {"image_width": str(width), "image_height": str(height)}
 
 
 def _body_bytes(body: Body) -> bytes:
@@ -1007,6 +1026,15 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
         new["hold_reason"] = ""
     if state == "6" or (state == "7" and not new["resolved_at"]):
         new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
+        # Without a business schedule, business time is calendar time.
+        open_for = instance.now.replace(tzinfo=None) - _parse(new["opened_at"])
+        seconds = str(int(open_for.total_seconds()))
+        new.update(
+            calendar_duration=_duration(open_for),
+            business_duration=_duration(open_for),
+            calendar_stc=seconds,
+            business_stc=seconds,
+        )
     if state in ("7", "8"):
         _closing(instance, new, user)
     if before == "6" and state in ("1", "2", "3"):
@@ -1262,6 +1290,19 @@ def _attach_sla(instance: Instance, incident: Row, user: str) -> None:
         },
         "system",
     )
+    _sync_due(instance, incident["sys_id"])
+
+
+def _sync_due(instance: Instance, task_id: str) -> None:
+    """The task's SLA due and activity due follow its most urgent running SLA."""
+    running = [
+        sla["planned_end_time"]
+        for sla in instance.rows["task_sla"].values()
+        if sla["task"] == task_id and sla["stage"] == "in_progress"
+    ]
+    if running and task_id in instance.rows["incident"]:
+        due = min(running)
+        instance.rows["incident"][task_id].update(sla_due=due, activity_due=due)
 
 
 def refresh_slas(instance: Instance) -> None:
@@ -1337,6 +1378,7 @@ def _incident_slas(instance: Instance, old: Row, new: Row, user: str) -> None:
                 },
                 "system",
             )
+    _sync_due(instance, new["sys_id"])
     reopened = old["state"] == "6" and new["state"] in ("1", "2")
     if (new["priority"] != old["priority"] and new["active"] == "true") or reopened:
         _attach_sla(instance, new, user)

@@ -496,7 +496,7 @@ include_members boolean
 cost_center reference:cmn_cost_center
 roles string
 source string
-type string
+type list:sys_user_group_type
 """
 )
 

@@ -1,0 +1,249 @@
+"""The shipped ITSM model: what it pins, that learning reproduces it, and that it agrees with
+models learned from real ServiceNow recordings on every table and field those cover.
+
+Agreement compares *kinds*, not whole schemas: a field is a reference to some table, a date-time,
+a date, an integer or boolean travelling as a string, or plain text. Fields a recording only ever
+shows empty say nothing about their kind and are compared by name only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from myna.errors import MockError
+from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend
+from myna.mocks.backends.itsm.tables import TABLES
+from myna.schemas.learn import learn
+from myna.schemas.model import FieldSpec, ServiceModel
+from myna.schemas.openapi import dumps
+from myna.traces.model import Body, Exchange, Session
+from myna.traces.reading import read_many
+
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+HAR = CORPUS / "har" / "jupiterone_graph-servicenow"
+ITENTIAL = CORPUS / "servicenow_responses" / "itential"
+SHIPPED = files("myna.mocks.backends.itsm").joinpath("model.yaml")
+
+
+@pytest.fixture(scope="module")
+def shipped() -> ServiceModel:
+    return builtin_model("itsm")
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+
+def test_builtin_model_gives_a_fresh_copy_each_time() -> None:
+    first = builtin_model("itsm")
+    first.resources.clear()
+    assert "incident" in builtin_model("itsm").resources
+
+
+def test_an_unknown_back_end_names_the_known_ones() -> None:
+    with pytest.raises(MockError, match="no built-in back end 'crm'; there are: itsm"):
+        builtin_model("crm")
+
+
+def test_registering_a_second_back_end_of_the_same_name_is_refused() -> None:
+    with pytest.raises(MockError, match="already registered"):
+        register_backend(Backend(name="itsm", title="again", package="myna.mocks.backends.itsm"))
+    assert BACKENDS["itsm"].title == "ITSM (ServiceNow Table API)"
+
+
+# -- the shipped model --------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=TypeError,
+    reason="myna/schemas/learn.py _page_fingerprint hashes record ids, which are "
+    "{display_value, value} objects in sysparm_display_value=all pages (TypeError: unhashable "
+    "type 'dict'); model.yaml was learned with that one call made to stringify them",
+)
+def test_learning_the_corpus_into_the_overlay_reproduces_the_shipped_model() -> None:
+    assert dumps(BACKENDS["itsm"].learn()) == SHIPPED.read_text(encoding="utf-8")
+
+
+SERVED = sorted(set(TABLES) - {"sys_attachment"})
+
+
+@pytest.mark.parametrize("table", SERVED)
+def test_every_table_is_a_resource_at_its_table_api_path(shipped: ServiceModel, table: str) -> None:
+    resource = shipped.resources[table]
+    assert resource.collection_path == f"/api/now/table/{table}"
+    assert resource.id_field == "sys_id"
+
+
+@pytest.mark.parametrize("table", ["incident", "problem", "change_request", "change_task"])
+def test_the_pinned_state_machine_survives_learning(shipped: ServiceModel, table: str) -> None:
+    (machine,) = [m for m in shipped.resources[table].state_machines if m.field == "state"]
+    assert machine.evidence.pinned
+    assert machine.enforce
+
+
+def test_the_incident_data_policies_are_pinned(shipped: ServiceModel) -> None:
+    (machine,) = [m for m in shipped.resources["incident"].state_machines if m.field == "state"]
+    assert machine.required_on_entry == {
+        "3": ["hold_reason"],
+        "6": ["close_code", "close_notes"],
+        "7": ["close_code", "close_notes"],
+    }
+    assert machine.labels["6"] == "Resolved"
+
+
+def test_the_conventions_are_servicenow_s(shipped: ServiceModel) -> None:
+    conventions = shipped.conventions
+    assert (conventions.envelope.item_key, conventions.envelope.list_key) == ("result", "result")
+    assert conventions.values_as_strings
+    assert conventions.datetime_format == "%Y-%m-%d %H:%M:%S"
+    assert conventions.query_language == "servicenow"
+    assert conventions.pagination.total_header == "X-Total-Count"
+    assert conventions.pagination.default_limit == 10000
+    assert conventions.auth.token_path == "/oauth_token.do"
+    not_found = shipped.error_shape(404)
+    assert not_found is not None
+    assert not_found.template["error"]["message"] == "No Record found"
+
+
+# -- agreement with the real recordings ---------------------------------------------------------
+
+
+def field_kind(spec: FieldSpec) -> str:
+    """What kind of value a field holds, whatever display mode its samples were read in."""
+    if spec.reference is not None:
+        return f"reference:{spec.reference.resource}"
+    kinds = set(_schema_kinds(spec.schema_)) - {"empty"}
+    if not kinds:
+        return "empty"
+    return "/".join(sorted(kinds))
+
+
+def _schema_kinds(schema: dict[str, Any]) -> Iterator[str]:
+    for branch in schema.get("anyOf", [schema]):
+        if branch.get("type") == "object":
+            # {display_value, value} under sysparm_display_value=all: the value is what counts.
+            value = branch.get("properties", {}).get("value")
+            if value is not None:
+                yield from _schema_kinds(value)
+            continue
+        if branch.get("maxLength") == 0 or branch.get("enum") == [""]:
+            yield "empty"
+        elif branch.get("format") in ("date-time", "date"):
+            yield branch["format"]
+        else:
+            yield branch.get("x-myna-type", "string")
+
+
+def _itential_sessions() -> list[Session]:
+    """The itential adapter's captured Table API and attachment answers, as exchanges.
+
+    Each `*__action.json` names the method and path of a captured body. The `Incidents__*`
+    files are left out: they hold a change-request-shaped template whose values are the literal
+    word "string", not a capture. Change management (`sn_chg_rest`) is another API.
+    """
+    wanted = {
+        "Table__queryTableByName": ("GET", "/api/now/table/incident", 200),
+        "Table__queryTableByNameAndId": ("GET", "/api/now/table/incident/{id}", 200),
+        "Table__createRecordInTable": ("POST", "/api/now/table/incident", 201),
+        "Table__updateTableRecord": ("PUT", "/api/now/table/incident/{id}", 200),
+        "Attachment__getAttachmentMetadataById": ("GET", "/api/now/attachment/{id}", 200),
+        "Attachment__getAttachmentsMetadata": ("GET", "/api/now/attachment", 200),
+    }
+    session = Session(id="itential", source=str(ITENTIAL))
+    for stem, (method, template, status) in wanted.items():
+        body = json.loads((ITENTIAL / f"{stem}-default.json").read_text(encoding="utf-8"))
+        result = body["result"]
+        record_id = result["sys_id"] if isinstance(result, dict) else ""
+        path = template.replace("{id}", record_id)
+        session.events.append(
+            Exchange(
+                id=f"itential/{stem}",
+                method=method,
+                url=f"https://dev58661.service-now.com{path}",
+                status=status,
+                response_body=Body("json", body, "application/json"),
+            )
+        )
+    return [session]
+
+
+def _disagreements(real: ServiceModel, shipped: ServiceModel) -> list[str]:
+    found: list[str] = []
+    for name, resource in sorted(real.resources.items()):
+        mine = shipped.resources.get(name)
+        if mine is None:
+            continue
+        for field_name, spec in sorted(resource.fields.items()):
+            theirs = mine.fields.get(field_name)
+            if theirs is None:
+                found.append(f"{name}.{field_name}: missing from the shipped model")
+                continue
+            real_kind, shipped_kind = field_kind(spec), field_kind(theirs)
+            if real_kind != "empty" and real_kind != shipped_kind:
+                found.append(f"{name}.{field_name}: recorded {real_kind}, shipped {shipped_kind}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def recorded() -> ServiceModel:
+    if not HAR.is_dir() or not ITENTIAL.is_dir():
+        pytest.skip(f"the real recordings are not at {CORPUS}")
+    sessions = [*read_many(sorted(HAR.glob("*.har"))), *_itential_sessions()]
+    (model,) = learn(sessions, service="servicenow")
+    return model
+
+
+@pytest.mark.corpus
+def test_the_recordings_cover_tables_the_back_end_serves(recorded: ServiceModel) -> None:
+    assert {"incident", "sys_user", "sys_user_group", "sys_user_grmember", "cmdb_ci_server"} <= set(
+        recorded.resources
+    )
+
+
+# Where the shipped model and the recordings disagree today, and why. The test fails when the
+# list changes in either direction, so a fix or a new disagreement is seen and written down here.
+KNOWN_DISAGREEMENTS = [
+    # The corpus reads some incidents with sysparm_display_value=true, where state is its label
+    # ("Resolved"); the learner folds those labels into the field's schema instead of reading
+    # the display projection as a view of the value.
+    "incident.state: recorded integer, shipped integer/string",
+]
+
+
+@pytest.mark.corpus
+def test_every_recorded_field_is_shipped_with_the_same_kind(
+    recorded: ServiceModel, shipped: ServiceModel
+) -> None:
+    assert _disagreements(recorded, shipped) == KNOWN_DISAGREEMENTS
+
+
+@pytest.mark.corpus
+def test_the_recorded_conventions_are_the_shipped_ones(
+    recorded: ServiceModel, shipped: ServiceModel
+) -> None:
+    real, mine = recorded.conventions, shipped.conventions
+    assert (real.envelope.style, real.envelope.item_key, real.envelope.list_key) == (
+        mine.envelope.style,
+        mine.envelope.item_key,
+        mine.envelope.list_key,
+    )
+    for part in ("style", "limit_param", "offset_param", "link_header", "total_header"):
+        assert getattr(real.pagination, part) == getattr(mine.pagination, part), part
+    assert (real.values_as_strings, real.datetime_format) == (
+        mine.values_as_strings,
+        mine.datetime_format,
+    )
+    assert real.auth.scheme == mine.auth.scheme
+    assert real.auth.unauthorized_headers == mine.auth.unauthorized_headers
+    assert real.auth.unauthorized_body == mine.auth.unauthorized_body
+    recorded_401 = recorded.error_shape(401)
+    shipped_401 = shipped.error_shape(401)
+    assert recorded_401 is not None
+    assert shipped_401 is not None
+    assert recorded_401.template == shipped_401.template
