@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from myna.itsm.importers import IncidentState, import_history, to_servicenow_records
+from myna.itsm.importers import (
+    ImportReport,
+    IncidentHistory,
+    IncidentState,
+    import_history,
+    to_servicenow_records,
+)
 from tests.itsm.conftest import corpus_file
 
 pytestmark = pytest.mark.corpus
+
+UciSample = tuple[list[dict[str, str]], IncidentHistory, ImportReport]
 
 UCI = "uci_incident_event_log/incident_event_log_first5998.csv"
 BPIC = "bpic2014_kaggle_itsm/ITSM_data_sample.csv"
@@ -23,10 +31,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(stream))
 
 
-def test_uci_sample_incidents_people_and_groups_match_the_file() -> None:
+@pytest.fixture(scope="module")
+def uci() -> UciSample:
+    """The UCI sample's rows as the csv module reads them, and the sample imported once."""
     path = corpus_file(UCI)
-    rows = _rows(path)
     history, report = import_history(path)
+    return _rows(path), history, report
+
+
+def test_uci_sample_incidents_people_and_groups_match_the_file(uci: UciSample) -> None:
+    rows, history, report = uci
     assert history.format == "uci_event_log"
     assert report.rows == len(rows)
     assert [i.source_key for i in history.incidents] == list(
@@ -51,12 +65,11 @@ def test_uci_sample_incidents_people_and_groups_match_the_file() -> None:
     assert {(group_name[g], user_name[u]) for g, u in history.memberships} == pairs
 
 
-def test_uci_sample_final_states_reopenings_and_close_codes_match_the_file() -> None:
-    path = corpus_file(UCI)
-    last: dict[str, dict[str, str]] = {}
-    for row in _rows(path):
-        last[row["number"]] = row
-    history, report = import_history(path)
+def test_uci_sample_final_states_reopenings_and_close_codes_match_the_file(
+    uci: UciSample,
+) -> None:
+    rows, history, report = uci
+    last = {row["number"]: row for row in rows}
     by_key = {i.source_key: i for i in history.incidents}
     closed = [n for n, r in last.items() if r["incident_state"] == "Closed"]
     assert sorted(n for n, i in by_key.items() if i.state is IncidentState.CLOSED) == sorted(closed)
@@ -79,8 +92,8 @@ def test_uci_sample_final_states_reopenings_and_close_codes_match_the_file() -> 
     assert (missing.kind, missing.count) == ("inconsistent", unresolved)
 
 
-def test_uci_sample_converts_to_records_whose_references_resolve() -> None:
-    history, _ = import_history(corpus_file(UCI))
+def test_uci_sample_converts_to_records_whose_references_resolve(uci: UciSample) -> None:
+    _, history, _ = uci
     records = to_servicenow_records(history)
     ids = {table: {r["sys_id"] for r in rows} for table, rows in records.items()}
     for incident in records["incident"]:
