@@ -178,7 +178,10 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
             transitions.setdefault((source, target, change.operation), Tally()).add(
                 change.session, change.example
             )
-        entries.setdefault(target, []).append(change)
+        if source is not None:
+            # Without the state before, a stub (a create's short answer) would look like
+            # every field being set on entry.
+            entries.setdefault(target, []).append(change)
     for implied in seen.implied:
         transitions.setdefault((implied.source, implied.target, implied.operation), Tally()).add(
             implied.session, implied.example

@@ -470,6 +470,14 @@ class ServiceLearner:
                 if name is None:
                     continue
                 self._take_record(name, record, obs)
+            counts = (
+                Counter(record_type(r) for r in records) if typed else {op.resource: len(records)}
+            )
+            for name, count in counts.items():
+                if name is not None:
+                    tally = self.record_tally.setdefault(name, Tally())
+                    tally.add(obs.session, obs.exchange.id)
+                    tally.samples += count - 1
             if typed or op.resource is None:
                 continue
             ids = self.ids.setdefault(op.resource, set())
@@ -507,11 +515,9 @@ class ServiceLearner:
         shape = self.records.get(name)
         if shape is None:
             shape = self.records[name] = Shape()
-            self.record_tally[name] = Tally()
             chosen = id_field([record], name)
             if chosen is not None:
                 self.id_fields[name] = chosen
-        self.record_tally[name].add(obs.session, obs.exchange.id)
         id_name = self.id_fields.get(name)
         value = record.get(id_name) if id_name is not None else None
         if value is None:
@@ -789,6 +795,8 @@ class ServiceLearner:
                 )
                 if op.kind == "create":
                     seen[name].created.append((record, operation or "", obs.session, exchange.id))
+                    # A create may answer with a stub; the next read shows the state it made.
+                    pending[key] = (_operation_id_hint(op), False)
                 before = last.get(key)
                 last[key] = record
                 if before is not None and before != record:

@@ -1,0 +1,105 @@
+"""`myna learn TRACES... -o MODEL.yaml` and `myna model show MODEL.yaml`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from myna.schemas.model import ServiceModel
+    from myna.traces.model import Session
+
+
+def register(app: typer.Typer) -> None:
+    app.command("learn")(learn_command)
+    model_app = typer.Typer(
+        name="model", help="Inspect learned service models.", no_args_is_help=True
+    )
+    model_app.command("show")(show_command)
+    app.add_typer(model_app)
+
+
+def learn_command(
+    traces: Annotated[
+        list[Path],
+        typer.Argument(metavar="TRACES...", help="Trace files (HAR, JSONL, transcripts)."),
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Model file to write (OpenAPI YAML).")
+    ],
+    update: Annotated[
+        Path | None,
+        typer.Option("--update", help="Existing model to learn into; pinned facts are kept."),
+    ] = None,
+    service: Annotated[
+        str | None,
+        typer.Option("--service", help="Learn everything as one service with this name."),
+    ] = None,
+    trace_format: Annotated[
+        str | None, typer.Option("--format", help="Trace format (default: detected per file).")
+    ] = None,
+) -> None:
+    """Learn a service model from traces and write it as OpenAPI 3.1 with x-myna extensions."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    from myna.schemas.learn import learn
+    from myna.schemas.openapi import load
+    from myna.schemas.render import summary_table
+    from myna.traces import read_many
+
+    console = Console(stderr=True)
+    existing = load(update) if update is not None else None
+    stream = read_many(traces, format=trace_format)
+    total = sum(path.stat().st_size for path in traces if path.is_file())
+    sessions: list[Session] = []
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("reading traces", total=total or None)
+        for session in stream:
+            sessions.append(session)
+            progress.update(task, completed=stream.position)
+        progress.update(task, description="learning", completed=total)
+        models = learn(sessions, service=service, update=existing)
+    written = _write(models, output)
+    console.print(summary_table(models))
+    for model, path in zip(models, written, strict=True):
+        console.print(
+            f"wrote {path}: {len(model.resources)} resources, {len(model.operations)} operations "
+            f"from {stream.report.sessions} sessions"
+        )
+
+
+def _write(models: list[ServiceModel], output: Path) -> list[Path]:
+    """One model goes to OUTPUT; several go beside it as <OUTPUT stem>.<service>.yaml."""
+    from myna.schemas.openapi import save
+
+    if len(models) == 1:
+        paths = [output]
+    else:
+        paths = [
+            output.with_name(f"{output.stem}.{model.name}{output.suffix or '.yaml'}")
+            for model in models
+        ]
+    for model, path in zip(models, paths, strict=True):
+        save(model, path)
+    return paths
+
+
+def show_command(
+    model_path: Annotated[Path, typer.Argument(metavar="MODEL", help="Model file (OpenAPI YAML).")],
+) -> None:
+    """Show resources, operations, state machines and the weakest inferences of a model."""
+    from rich.console import Console
+
+    from myna.schemas.openapi import load
+    from myna.schemas.render import model_view
+
+    Console().print(model_view(load(model_path)))
