@@ -4,11 +4,19 @@ every world exactly where a naive copy-everything implementation would."""
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import settings
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from myna.mocks.query import Query
 from myna.mocks.sqlstore import SqlStore
@@ -37,9 +45,11 @@ def taken(state: State, record_id: str, number: str) -> bool:
 class WorldsMachine(RuleBasedStateMachine):
     """The store against a reference that copies whole states on every fork and snapshot."""
 
+    url = "sqlite://"
+
     def __init__(self) -> None:
         super().__init__()
-        self.store = SqlStore(MODEL)
+        self.store = SqlStore(MODEL, self.url, prefix=f"w{uuid.uuid4().hex[:8]}_")
         # Every record ever written carries a distinct `v`, so states compare by sorting on it.
         base: State = {"a": {"number": "N1", "v": -1}, "b": {"number": "N2", "v": -2}}
         self.store.load_base([("ticket", i, r) for i, r in base.items()], "base")
@@ -50,7 +60,7 @@ class WorldsMachine(RuleBasedStateMachine):
         self.counter = 0
 
     def teardown(self) -> None:
-        self.store.close()
+        self.store.drop()
 
     def _pick(self, data: st.DataObject) -> str:
         return data.draw(st.sampled_from(sorted(self.worlds)))
@@ -175,3 +185,12 @@ class WorldsMachine(RuleBasedStateMachine):
 
 TestWorlds = WorldsMachine.TestCase
 TestWorlds.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+
+
+@pytest.mark.postgres
+def test_worlds_on_postgresql(postgres_url: str) -> None:
+    """The same property on PostgreSQL, with fewer examples (each one creates its tables)."""
+    machine = type("PostgresWorlds", (WorldsMachine,), {"url": postgres_url})
+    run_state_machine_as_test(
+        machine, settings=settings(max_examples=4, stateful_step_count=20, deadline=None)
+    )
