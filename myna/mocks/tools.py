@@ -5,8 +5,9 @@ characters, `[a-z0-9_]`, as OpenAI requires), a description an LLM can act on (w
 the HTTP route, how to filter, which fields are required or read-only, the allowed states and
 transitions and what entering a state requires) and an input JSON Schema that combines the path
 parameters, the query parameters and the request body. It renders them for OpenAI's Chat
-Completions `tools` and for MCP's `tools/list`, and maps a tool call back to the HTTP request it
-stands for (`call`), which the MCP server and the replay stage send to the mock.
+Completions `tools`, Anthropic's Messages `tools` and MCP's `tools/list`, and maps a tool call
+back to the HTTP request it stands for (`call`), which the MCP server and the replay stage send
+to the mock.
 
 Token endpoints are not tools unless asked for: credentials belong to whoever runs the agent.
 Body fields are flattened into the tool's arguments when no name collides with a parameter, since
@@ -39,6 +40,7 @@ from myna.schemas.model import (
 __all__ = [
     "HttpCall",
     "ToolArgument",
+    "ToolFormat",
     "ToolSpec",
     "Toolbox",
     "call_for_tool",
@@ -50,6 +52,7 @@ __all__ = [
 ]
 
 ArgumentLocation = Literal["path", "query", "body_field", "body"]
+ToolFormat = Literal["openai", "anthropic", "mcp"]
 MAX_NAME: Final = 64
 MAX_DESCRIPTION: Final = 1024
 _MAX_TRANSITIONS: Final = 24
@@ -100,6 +103,14 @@ class ToolSpec:
             },
         }
 
+    def anthropic(self) -> dict[str, Any]:
+        """Anthropic Messages format: name, description, input_schema."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
     def mcp(self) -> dict[str, Any]:
         """An MCP `Tool`: name, description, inputSchema and behaviour hints."""
         return {
@@ -145,8 +156,15 @@ class Toolbox:
     def openai(self) -> list[dict[str, Any]]:
         return [tool.openai() for tool in self.tools]
 
+    def anthropic(self) -> list[dict[str, Any]]:
+        return [tool.anthropic() for tool in self.tools]
+
     def mcp(self) -> list[dict[str, Any]]:
         return [tool.mcp() for tool in self.tools]
+
+    def render(self, format_: ToolFormat) -> list[dict[str, Any]]:
+        renderers = {"openai": self.openai, "anthropic": self.anthropic, "mcp": self.mcp}
+        return renderers[format_]()
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> HttpCall:
         """The HTTP request for a call of tool `name` with `arguments`."""
@@ -524,7 +542,7 @@ def _http_call(tool: ToolSpec, arguments: Mapping[str, Any], model_name: str) ->
 
 
 def register_tools_command(app: typer.Typer) -> None:
-    """Add `myna tools MODEL [--format openai|mcp] [-o FILE]` to the root app."""
+    """Add `myna tools MODEL [--format openai|anthropic|mcp] [-o FILE]` to the root app."""
     app.command("tools")(tools_command)
 
 
@@ -533,8 +551,8 @@ def tools_command(
         Path, typer.Argument(metavar="MODEL", help="Service model (OpenAPI 3.1 YAML).")
     ],
     format_: Annotated[
-        Literal["openai", "mcp"],
-        typer.Option("--format", "-f", help="openai (Chat Completions tools) or mcp."),
+        ToolFormat,
+        typer.Option("--format", "-f", help="openai (Chat Completions tools), anthropic or mcp."),
     ] = "openai",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON here, not to stdout.")
@@ -544,7 +562,7 @@ def tools_command(
     from myna.schemas.openapi import load
 
     toolbox = Toolbox(load(model_path))
-    rendered = toolbox.openai() if format_ == "openai" else toolbox.mcp()
+    rendered = toolbox.render(format_)
     text = json.dumps(rendered, indent=2, ensure_ascii=False) + "\n"
     if output is None:
         typer.echo(text, nl=False)

@@ -19,6 +19,7 @@ from myna.errors import MockError
 from myna.mocks.tools import (
     HttpCall,
     Toolbox,
+    ToolFormat,
     call_for_tool,
     mcp_tools,
     openai_tools,
@@ -331,6 +332,15 @@ def test_openai_format(toolbox: Toolbox) -> None:
     }
 
 
+def test_anthropic_format(toolbox: Toolbox) -> None:
+    tool = toolbox.tools[0]
+    assert toolbox.anthropic()[0] == {
+        "name": "list_incident",
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    }
+
+
 def test_mcp_format_validates_as_mcp_tools() -> None:
     from mcp.types import Tool
 
@@ -473,9 +483,9 @@ def cli() -> typer.Typer:
     return app
 
 
-@pytest.mark.parametrize("format_", ["openai", "mcp"])
+@pytest.mark.parametrize("format_", ["openai", "anthropic", "mcp"])
 def test_tools_command_prints_the_definitions(
-    cli: typer.Typer, tmp_path: Path, format_: str
+    cli: typer.Typer, tmp_path: Path, format_: ToolFormat
 ) -> None:
     from myna.schemas.openapi import save
 
@@ -484,8 +494,7 @@ def test_tools_command_prints_the_definitions(
     save(model, model_file)
     result = CliRunner().invoke(cli, ["tools", str(model_file), "--format", format_])
     assert result.exit_code == 0, result.output
-    expected = openai_tools(model) if format_ == "openai" else mcp_tools(model)
-    assert json.loads(result.stdout) == expected
+    assert json.loads(result.stdout) == Toolbox(model).render(format_)
 
 
 def test_tools_command_writes_a_file(cli: typer.Typer, tmp_path: Path) -> None:
