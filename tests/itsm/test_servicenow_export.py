@@ -124,3 +124,20 @@ def test_incidents_point_at_the_exported_problem_whatever_the_order(
     )
     assert history.incidents[0].problem == "e" * 32
     assert report.count() == 0
+
+
+def test_records_without_number_or_with_unknown_state_are_reported(
+    write_csv: Callable[..., Path],
+) -> None:
+    path = write_csv(
+        "number,short_description,opened_at,state,sys_class_name",
+        ",Orphan,2026-01-05 09:00:00,New,incident",
+        "INC0000001,Odd state,2026-01-05 09:00:00,Awaiting Godot,incident",
+    )
+    history, report = import_history(path)
+    (incident,) = history.incidents
+    assert incident.state is IncidentState.NEW
+    assert [(i.line, i.column, i.value, i.kind) for i in report.issues] == [
+        (2, "number", "", "unmapped"),
+        (3, "state", "Awaiting Godot", "unmapped"),
+    ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from myna.itsm.importers.model import (
@@ -336,8 +335,3 @@ def _scrub_incident(incident: Incident, scrub: Callable[[str], str]) -> Incident
         resolution=resolution,
         journal=tuple(replace(entry, text=scrub(entry.text)) for entry in incident.journal),
     )
-
-
-def earliest(*times: datetime | None) -> datetime | None:
-    present = [t for t in times if t is not None]
-    return min(present) if present else None

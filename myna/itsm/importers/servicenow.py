@@ -125,6 +125,11 @@ def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
         records, metadata = _csv_records(path)
     for record in records:
         builder.report.rows += 1
+        if record.text("number") is None:
+            builder.report.add(
+                record.line, "number", "", "unmapped", "a record without a number; not imported"
+            )
+            continue
         table = _table_of(record)
         if table == "incident":
             builder.add(_incident(record, path, builder))
@@ -284,10 +289,14 @@ def _incident(record: _Record, path: Path, b: HistoryBuilder) -> Incident:
         )
     state_field = "state" if record.get("state").value is not None else "incident_state"
     raw_state = record.get(state_field).label or ""
-    parsed_state = _parse(record, state_field, parse_state, b)
+    try:
+        parsed_state = parse_state(raw_state)
+    except ValueError:
+        parsed_state = None
     state, hold = parsed_state if parsed_state is not None else (IncidentState.NEW, None)
     if parsed_state is None:
-        b.report.add(line, state_field, raw_state, "unmapped", "no incident state; read as New")
+        why = "no ServiceNow state of that name" if raw_state else "no state"
+        b.report.add(line, state_field, raw_state, "unmapped", f"{why}; read as New")
     hold = _parse(record, "hold_reason", parse_hold_reason, b) or hold
     group = _group(record, b)
     assignee = _user(record, "assigned_to", "assignee", b)
