@@ -174,7 +174,8 @@ def inferences(model: ServiceModel) -> Iterator[Inference]:
             for transition in machine.transitions:
                 yield Inference(
                     f"{resource.name}.{machine.field}",
-                    f"{transition.source} -> {transition.target} by {transition.operation}",
+                    f"{transition.source or '(create)'} -> {transition.target} "
+                    f"by {transition.operation or '?'}",
                     transition.evidence,
                 )
     for operation in model.operations:
@@ -197,7 +198,13 @@ def weakest_table(model: ServiceModel, limit: int = 15) -> Table:
     """The least certain facts first: what a reviewer should look at (and perhaps pin)."""
     ranked = sorted(
         (item for item in inferences(model) if not item.evidence.pinned),
-        key=lambda item: (item.evidence.confidence, item.evidence.samples, item.where, item.fact),
+        # A fact with no samples at all (written by hand, never seen) is the least certain.
+        key=lambda item: (
+            item.evidence.confidence if item.evidence.samples else 0.0,
+            item.evidence.samples,
+            item.where,
+            item.fact,
+        ),
     )
     table = Table(title=f"{model.name}: weakest inferences first")
     for column in ("where", "fact", "confidence", "samples", "examples"):
