@@ -56,3 +56,20 @@ def test_both_namings_read_to_the_same_incident(
     assert (ci.name, ci.ci_class) == ("SBA000263", "cmdb_ci_appl")
     assert history.cis[incident.business_service or ""].ci_class == "cmdb_ci_service"
     assert [c.number for c in history.changes.values()] == ["CHG0000123"]
+
+
+@pytest.mark.parametrize(
+    ("impact", "why"),
+    [("NS", "not specified"), ("7", "between 1 and 5"), ("high", "expected a level")],
+    ids=["not-specified", "out-of-range", "word"],
+)
+def test_an_unusable_grade_leaves_priority_empty_and_is_reported_once(
+    write_csv: Callable[..., Path], impact: str, why: str
+) -> None:
+    row = ROW.replace("Closed,2,3,2,", f"Closed,{impact},3,2,")
+    history, report = import_history(write_csv(KAGGLE, row))
+    (incident,) = history.incidents
+    assert (incident.impact, incident.priority) == (None, None)
+    (issue,) = [i for i in report.issues if i.column == "impact"]
+    assert (issue.line, issue.value, issue.kind, issue.count) == (2, impact, "unmapped", 1)
+    assert why in issue.reason

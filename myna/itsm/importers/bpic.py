@@ -80,12 +80,11 @@ def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
 
 def _grade(cells: Cells, column: str) -> int | None:
     """A 1..5 grade as ServiceNow's 1..3; "NS" (not specified) and the like are reported."""
-    raw = cells.raw(column)
-    grade = cells.optional(column, lambda v: parse_level(v, low=1, high=5))
-    if grade is None and raw is not None and raw.strip():
-        cells.report.add(
-            cells.line, column, raw.strip(), "unmapped", "not a grade 1..5; left empty"
-        )
+    grade, error = cells.attempt(column, lambda v: parse_level(v, low=1, high=5))
+    raw = (cells.raw(column) or "").strip()
+    if grade is None and raw:
+        why = error or "not specified"
+        cells.report.add(cells.line, column, raw, "unmapped", f"{why}; left empty")
     return FIVE_TO_THREE[grade] if grade is not None else None
 
 
@@ -97,7 +96,7 @@ def _incident(cells: Cells, b: HistoryBuilder) -> Incident:
     resolved_at = cells.optional("resolved_time", parse_datetime)
     closed_at = cells.optional("close_time", parse_datetime)
     raw_status = (cells.raw("status") or "Closed").strip()
-    parsed = cells.optional("status", parse_state)
+    parsed, _ = cells.attempt("status", parse_state)
     state = parsed[0] if parsed is not None else IncidentState.CLOSED
     if parsed is None:
         b.report.add(line, "status", raw_status, "unmapped", "unknown status; read as Closed")

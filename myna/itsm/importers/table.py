@@ -104,6 +104,15 @@ class Cells:
         assert parsed is not None
         return parsed
 
+    def attempt(
+        self, column: str, parse: Callable[[str | None], T | None]
+    ) -> tuple[T | None, str | None]:
+        """The parsed value, or None and why not, for a caller that reports it in its own words."""
+        try:
+            return parse(self.raw(column)), None
+        except ValueError as invalid:
+            return None, str(invalid)
+
     def optional(self, column: str, parse: Callable[[str | None], T | None]) -> T | None:
         value = self.raw(column)
         try:

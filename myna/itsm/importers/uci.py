@@ -104,10 +104,7 @@ def _parse(cells: Cells, b: HistoryBuilder) -> _Row:
     line = cells.line
     number = cells.required("number", lambda v: v.strip() if v else None)
     raw_state = cells.raw("incident_state") or ""
-    try:
-        state = parse_state(raw_state)
-    except ValueError:
-        state = None
+    state, _ = cells.attempt("incident_state", parse_state)
     if state is None:
         why = "no ServiceNow state of that name" if raw_state.strip() else "no state"
         b.report.add(line, "incident_state", raw_state, "unmapped", f"{why}; read as In Progress")
