@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
 from myna.mocks.dialects import QuerySyntaxError
 from myna.mocks.query import And, Condition, Filter, Not, Operator, Or, Query, SortKey
@@ -113,8 +113,7 @@ def malformed_query_message(error: QuerySyntaxError) -> str:
 TokenKind = Literal["ident", "string", "number", "date", "datetime", "op", "punct", "end"]
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     kind: TokenKind
     text: str  # the source text (for strings: the contents, escapes still in place)
     position: int
@@ -133,9 +132,10 @@ _TOKEN: Final = re.compile(
     | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)
     | (?P<op>!=|<>|<=|>=|=|<|>)
     | (?P<punct>[(),:])
-    | (?P<quote>')
+    | (?P<string>'(?:\\.|[^'\\])*')
+    | (?P<bad>.)
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
 # Escapes SOQL allows in string literals. In LIKE patterns \% and \_ (and \\) stay escaped so the
 # evaluator can tell a literal % from a wildcard; elsewhere they decode to the character.
@@ -159,46 +159,35 @@ _ESCAPES: Final = {
 
 
 def tokenize(text: str, start: int = 0, stop: int | None = None) -> list[Token]:
-    """Split `text[start:stop]` into tokens with absolute positions, ending with an `end` token."""
+    """Split `text[start:stop]` into tokens with absolute positions, ending with an `end` token.
+
+    String tokens hold the literal's contents with their escapes still in place: `_unescape`
+    decodes them for comparisons and `_like_escape` for LIKE patterns.
+    """
     stop = len(text) if stop is None else stop
     tokens: list[Token] = []
-    position = start
-    while position < stop:
-        match = _TOKEN.match(text, position, stop)
-        if match is None:
-            raise _error(text, position, f"unexpected character {text[position]!r}")
+    for match in _TOKEN.finditer(text, start, stop):
         kind = match.lastgroup
-        if kind == "zoneless":
-            raise _error(text, position, f"datetime {match.group()} needs a time zone: Z or +hh:mm")
-        if kind == "quote":
-            value, position = _string(text, position, stop)
-            tokens.append(Token("string", value, match.start()))
+        if kind == "space":
             continue
-        if kind != "space":
-            tokens.append(Token(cast(TokenKind, kind), match.group(), match.start()))
-        position = match.end()
+        position = match.start()
+        if kind == "string":
+            contents = match.group()[1:-1]
+            for escape in _ESCAPED.finditer(contents):
+                if escape[1] not in _ESCAPES:
+                    where = position + 1 + escape.start()
+                    raise _error(text, where, "invalid escape sequence in string literal")
+            tokens.append(Token("string", contents, position))
+        elif kind == "bad":
+            if match.group() == "'":
+                raise _error(text, position, "unterminated string literal")
+            raise _error(text, position, f"unexpected character {match.group()!r}")
+        elif kind == "zoneless":
+            raise _error(text, position, f"datetime {match.group()} needs a time zone: Z or +hh:mm")
+        else:
+            tokens.append(Token(cast(TokenKind, kind), match.group(), position))
     tokens.append(Token("end", "", stop))
     return tokens
-
-
-def _string(text: str, start: int, stop: int) -> tuple[str, int]:
-    """The contents of the quoted literal at `start` (escapes still in place) and where it ends."""
-    out: list[str] = []
-    position = start + 1
-    while position < stop:
-        char = text[position]
-        if char == "'":
-            return "".join(out), position + 1
-        if char == "\\":
-            if position + 1 >= stop or text[position + 1] not in _ESCAPES:
-                raise _error(text, position, "invalid escape sequence in string literal")
-            # Keep the escape itself; `_unescape` decodes it for everything but LIKE.
-            out.append(text[position : position + 2])
-            position += 2
-            continue
-        out.append(char)
-        position += 1
-    raise _error(text, start, "unterminated string literal")
 
 
 _ESCAPED: Final = re.compile(r"\\(.)", re.DOTALL)
