@@ -127,6 +127,24 @@ def test_boolean_structure(clause: str, expected: Filter) -> None:
     assert where(clause) == expected
 
 
+@pytest.mark.parametrize(
+    ("clause", "matching"),
+    [
+        pytest.param("Tags INCLUDES ('a')", ["a", "a;b;c", "c;a"], id="includes-one"),
+        pytest.param("Tags INCLUDES ('a;b')", ["a;b;c"], id="semicolon-means-all"),
+        pytest.param("Tags INCLUDES ('b', 'ab')", ["a;b;c", "ab"], id="any-value"),
+        pytest.param("Tags EXCLUDES ('a')", ["ab", "50%;x", None], id="excludes"),
+        pytest.param("Tags INCLUDES ('50%')", ["50%;x"], id="wildcards-are-literal"),
+    ],
+)
+def test_multi_select_picklists(clause: str, matching: list[str | None]) -> None:
+    from myna.mocks.evaluate import evaluate
+
+    records = [{"Tags": tags} for tags in ("a", "a;b;c", "c;a", "ab", "50%;x", None)]
+    found, _ = evaluate(records, Query(where=where(clause)))
+    assert [record["Tags"] for record in found] == matching
+
+
 def _day(first: str, last: str) -> tuple[str, str]:
     return f"{first}T00:00:00", f"{last}T23:59:59.999999"
 
@@ -280,7 +298,9 @@ def test_select_items(
             id="semi-join",
         ),
         pytest.param("SELECT Id FROM A WHERE d IN (TODAY)", 29, "IN list", id="literal-in-list"),
-        pytest.param("SELECT Id FROM A WHERE Tags INCLUDES ('a')", 28, "INCLUDES", id="includes"),
+        pytest.param(
+            "SELECT Id FROM A WHERE Tags INCLUDES (1)", 38, "list of string literals", id="includes"
+        ),
         pytest.param(
             "SELECT Id, (SELECT Id FROM Contacts) FROM A", 11, "subqueries", id="subquery"
         ),

@@ -2,12 +2,13 @@
 
 Supported: `SELECT` of fields, relationship paths (`Account.Name`), `COUNT()`, `COUNT(field)` and
 `FIELDS(ALL|STANDARD|CUSTOM)`; `FROM` one object; `WHERE` with `AND`, `OR`, `NOT` and parentheses;
-`=`, `!=`, `<>`, `<`, `<=`, `>`, `>=`, `LIKE`, `IN`, `NOT IN`; string, number, boolean, null, date
-and datetime literals and the relative date literals (`TODAY`, `LAST_N_DAYS:7`, `THIS_QUARTER`...),
-resolved against an injectable `now`; `ORDER BY` with `ASC`/`DESC` and `NULLS FIRST`/`NULLS LAST`;
-`LIMIT`; `OFFSET`. Keywords are case-insensitive. Everything else Salesforce accepts (subqueries,
-`GROUP BY`, `TYPEOF`, bind variables, `INCLUDES`...) is refused with a `QuerySyntaxError` naming it,
-and `malformed_query_message` renders that error the way Salesforce words MALFORMED_QUERY.
+`=`, `!=`, `<>`, `<`, `<=`, `>`, `>=`, `LIKE`, `IN`, `NOT IN`, and `INCLUDES`/`EXCLUDES` on
+multi-select picklists; string, number, boolean, null, date and datetime literals and the relative
+date literals (`TODAY`, `LAST_N_DAYS:7`, `THIS_QUARTER`...), resolved against an injectable `now`;
+`ORDER BY` with `ASC`/`DESC` and `NULLS FIRST`/`NULLS LAST`; `LIMIT`; `OFFSET`. Keywords are
+case-insensitive. Everything else Salesforce accepts (subqueries, `GROUP BY`, `TYPEOF`, bind
+variables...) is refused with a `QuerySyntaxError` naming it, and `malformed_query_message`
+renders that error the way Salesforce words MALFORMED_QUERY.
 
 As in Salesforce, `AND` and `OR` cannot be mixed at one level without parentheses. A relative date
 literal is a range of whole days (UTC): `= TODAY` becomes a `between` of the day's first and last
@@ -550,7 +551,9 @@ class Parser:
             self.keyword("IN")
             return Condition(field, "not_in", self.value_list())
         if token.is_keyword("INCLUDES", "EXCLUDES"):
-            raise self.error(f"{token.text.upper()} is not supported by the mock")
+            self.advance()
+            included = _includes(field, self.string_list(token.text.upper()))
+            return included if token.is_keyword("INCLUDES") else Not(included)
         if token.kind == "end":
             raise self.error(f"expected an operator after {field}", field_token)
         raise self.unexpected()
@@ -576,6 +579,20 @@ class Parser:
         while self.at_punct(","):
             self.advance()
             values.append(self.list_literal())
+        self.punct(")")
+        return tuple(values)
+
+    def string_list(self, operator: str) -> tuple[str, ...]:
+        self.punct("(")
+        values = []
+        while True:
+            token = self.token
+            if token.kind != "string":
+                raise self.error(f"{operator} takes a list of string literals")
+            values.append(_unescape(self.advance().text))
+            if not self.at_punct(","):
+                break
+            self.advance()
         self.punct(")")
         return tuple(values)
 
@@ -620,6 +637,29 @@ class Parser:
             return convert()
         except ValueError:
             raise self.error(f"invalid date or datetime {token.text}", token) from None
+
+
+def _includes(field: str, values: tuple[str, ...]) -> Filter:
+    """INCLUDES on a multi-select picklist, stored as `a;b;c`: any value given (and `a;b` in one
+    value means both) is one of the selected items, matched exactly by four LIKE shapes."""
+    alternatives: list[Filter] = []
+    for value in values:
+        items = [item.strip() for item in value.split(";")]
+        checks = [_selects(field, item) for item in items]
+        alternatives.append(checks[0] if len(checks) == 1 else And(tuple(checks)))
+    return alternatives[0] if len(alternatives) == 1 else Or(tuple(alternatives))
+
+
+def _selects(field: str, item: str) -> Filter:
+    escaped = re.sub(r"([%_\\])", r"\\\1", item)
+    return Or(
+        (
+            Condition(field, "pattern", escaped),
+            Condition(field, "pattern", f"{escaped};%"),
+            Condition(field, "pattern", f"%;{escaped}"),
+            Condition(field, "pattern", f"%;{escaped};%"),
+        )
+    )
 
 
 def _range_condition(field: str, op: Operator, span: _DateRange) -> Filter:
