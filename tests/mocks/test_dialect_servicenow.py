@@ -134,6 +134,39 @@ def test_terms_combine_with_servicenow_precedence(text: str, expected: Filter) -
     assert where(text) == expected
 
 
+INCIDENTS = [
+    {"number": "INC1", "active": "true", "priority": "1", "opened_at": "2024-01-05 09:00:00"},
+    {"number": "INC2", "active": "true", "priority": "3", "opened_at": "2024-02-01 00:00:00"},
+    {"number": "INC3", "active": "false", "priority": "1", "opened_at": "2024-01-31 23:59:59"},
+    {"number": "INC4", "active": "false", "priority": "4", "close_notes": ""},
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        pytest.param("active=true^priority=1^ORpriority=3", ["INC1", "INC2"], id="and-or"),
+        pytest.param("active=true^priority=1^NQactive=false^priority=4", ["INC1", "INC4"], id="nq"),
+        pytest.param(
+            "opened_atBETWEENjavascript:gs.dateGenerate('2024-01-01','start')"
+            "@javascript:gs.dateGenerate('2024-01-31','end')",
+            ["INC1", "INC3"],
+            id="between-dates",
+        ),
+        pytest.param("priorityIN1,4^ORDERBYDESCnumber", ["INC4", "INC3", "INC1"], id="in-sorted"),
+        pytest.param("opened_atISEMPTY", ["INC4"], id="is-empty"),
+        pytest.param("close_notesANYTHING", ["INC1", "INC2", "INC3", "INC4"], id="anything"),
+    ],
+)
+def test_parsed_queries_select_the_records_servicenow_would(text: str, numbers: list[str]) -> None:
+    from myna.mocks.evaluate import evaluate
+    from myna.mocks.query import Query
+
+    where, order = parse_encoded_query(text)
+    found, _ = evaluate(INCIDENTS, Query(where=where, order_by=order))
+    assert [record["number"] for record in found] == numbers
+
+
 def test_sort_terms_collect_in_order_wherever_they_appear() -> None:
     assert parse_encoded_query("ORDERBYpriority^active=true^ORDERBYDESCsys_updated_on") == (
         Condition("active", "=", "true"),
