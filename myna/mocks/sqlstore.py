@@ -56,6 +56,7 @@ __all__ = ["SqlStore", "SqlTransaction"]
 _PREFIX = re.compile(r"[a-z][a-z0-9_]{0,30}")
 _TOMBSTONE = None
 _BATCH = 2000
+_MULTI_ROW = 100
 
 
 @dataclass(slots=True)
@@ -204,16 +205,27 @@ class _Statements:
             f"SELECT resource, record_id, data FROM {p}layer WHERE snapshot = ? "
             "ORDER BY ord, resource, record_id"
         )
-        self.layer_add = sql(
-            f"INSERT INTO {p}layer (snapshot, resource, record_id, ord, data) "
-            "VALUES (?, ?, ?, ?, ?)"
-        )
+        self.mark = mark
+        self.layer_add = f"INSERT INTO {p}layer (snapshot, resource, record_id, ord, data) VALUES "
         self.snapshot_sequences = sql(
             f"SELECT name, value FROM {p}snapshot_sequences WHERE snapshot = ?"
         )
-        self.snapshot_sequence_add = sql(
-            f"INSERT INTO {p}snapshot_sequences (snapshot, name, value) VALUES (?, ?, ?)"
+        self.snapshot_sequence_add = (
+            f"INSERT INTO {p}snapshot_sequences (snapshot, name, value) VALUES "
         )
+
+    def insert_all(self, cursor: Any, head: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert rows in the fewest round trips: a few rows as one multi-row INSERT (the
+        driver's executemany costs PostgreSQL a pipeline sync), many through executemany
+        (which streams bulk loads faster than huge statements)."""
+        if not rows:
+            return
+        group = "(" + ", ".join([self.mark] * len(rows[0])) + ")"
+        if len(rows) <= _MULTI_ROW:
+            values = [value for row in rows for value in row]
+            cursor.execute(head + ", ".join([group] * len(rows)), values)
+        else:
+            cursor.executemany(head + group, rows)
 
 
 def _tables(metadata: sa.MetaData, prefix: str) -> None:
@@ -702,12 +714,14 @@ class SqlStore:
                     owners[key] = record_id
                 batch.append((name, resource, record_id, position, _dumps(record)))
                 if len(batch) >= _BATCH:
-                    cursor.executemany(self._sql.layer_add, batch)
+                    self._sql.insert_all(cursor, self._sql.layer_add, batch)
                     batch.clear()
-            if batch:
-                cursor.executemany(self._sql.layer_add, batch)
-            for counter, value in (sequences or {}).items():
-                cursor.execute(self._sql.snapshot_sequence_add, (name, counter, int(value)))
+            self._sql.insert_all(cursor, self._sql.layer_add, batch)
+            self._sql.insert_all(
+                cursor,
+                self._sql.snapshot_sequence_add,
+                [(name, counter, int(value)) for counter, value in (sequences or {}).items()],
+            )
         return name
 
     def snapshot_exists(self, snapshot: str) -> bool:
@@ -797,11 +811,13 @@ class SqlStore:
         cursor.execute(self._sql.sequences_of_world, (world,))
         sequences.update({name: int(value) for name, value in cursor.fetchall()})
         self._claim_snapshot(cursor, snapshot_id, None if root is None else root.id)
-        cursor.executemany(
+        self._sql.insert_all(
+            cursor,
             self._sql.layer_add,
             [(snapshot_id, r, i, n, text) for n, ((r, i), text) in enumerate(kept)],
         )
-        cursor.executemany(
+        self._sql.insert_all(
+            cursor,
             self._sql.snapshot_sequence_add,
             [(snapshot_id, name, value) for name, value in sequences.items()],
         )

@@ -326,3 +326,14 @@ def test_an_empty_world_has_no_base(store: SqlStore) -> None:
 def test_table_prefixes_are_plain_identifiers() -> None:
     with pytest.raises(MockError, match="prefix"):
         SqlStore(MODEL, prefix="x; DROP TABLE")
+
+
+def test_large_loads_and_snapshots_keep_every_record(store: SqlStore) -> None:
+    many = [("user", str(i), {"id": str(i)}) for i in range(250)]
+    store.load_base(many, "many")
+    store.create_world("w", from_snapshot="many")
+    with store.transaction("w") as tx:
+        for i in range(250, 400):
+            tx.insert("user", str(i), {"id": str(i)})
+    store.create_world("copy", from_snapshot=store.snapshot("w"))
+    assert ids(store, "copy", "user") == [str(i) for i in range(400)]
