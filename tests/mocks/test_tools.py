@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
+from urllib.parse import unquote
 
 import pytest
 import typer
@@ -456,6 +457,17 @@ def test_bad_tool_calls_name_the_problem(
 ) -> None:
     with pytest.raises(MockError, match=re.escape(message)):
         toolbox.call(name, arguments)
+
+
+@given(st.text(min_size=1), st.dictionaries(st.sampled_from(["state", "close_code"]), st.text()))
+def test_any_path_value_travels_as_one_quoted_segment(sys_id: str, fields: dict[str, str]) -> None:
+    call = Toolbox(incident_model()).call("update_incident", {"sys_id": sys_id, **fields})
+    prefix = TABLE + "/"
+    assert call.path.startswith(prefix)
+    segment = call.path[len(prefix) :]
+    assert "/" not in segment
+    assert unquote(segment) == sys_id
+    assert call.json_body == fields
 
 
 def test_every_tool_called_with_its_required_arguments_fills_its_route(toolbox: Toolbox) -> None:
