@@ -2,7 +2,8 @@
 
 `import_history` reads a file in any registered format (detected from its header unless named)
 and returns the history with an `ImportReport` of everything it could not map;
-`to_servicenow_records` turns the history into ServiceNow Table API records per table.
+`to_servicenow_records` turns the history into ServiceNow Table API records per table, and
+`check_records` lists what keeps such records from being a consistent world.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from myna.errors import InputError
 from myna.itsm.importers.builder import HistoryBuilder
+from myna.itsm.importers.consistency import Finding, check_records
 from myna.itsm.importers.model import (
     Category,
     ChangeRequest,
@@ -44,6 +46,7 @@ __all__ = [
     "ChangeRequest",
     "ConfigurationItem",
     "FieldChange",
+    "Finding",
     "Group",
     "HoldReason",
     "ImportIssue",
@@ -60,6 +63,7 @@ __all__ = [
     "Resolution",
     "StateChange",
     "User",
+    "check_records",
     "import_history",
     "register",
     "stable_sys_id",

@@ -88,6 +88,29 @@ def _grade(cells: Cells, column: str) -> int | None:
     return FIVE_TO_THREE[grade] if grade is not None else None
 
 
+def _resolution(
+    cells: Cells,
+    state: IncidentState,
+    code: str | None,
+    source_code: str | None,
+    resolved_at: datetime | None,
+    closed_at: datetime | None,
+) -> Resolution | None:
+    if state not in (IncidentState.RESOLVED, IncidentState.CLOSED):
+        return None
+    if resolved_at is None and closed_at is not None:
+        # HPSM lets an incident be closed without a separate resolution step.
+        resolved_at = closed_at
+        cells.report.add(
+            cells.line,
+            "resolved_time",
+            "",
+            "inconsistent",
+            "closed without a resolved time; the close time is used",
+        )
+    return Resolution(code, source_code, None, resolved_at, closed_at)
+
+
 def _incident(cells: Cells, b: HistoryBuilder) -> Incident:
     line = cells.line
     key = cells.required("incident_id", lambda v: v.strip() if v else None)
@@ -175,9 +198,7 @@ def _incident(cells: Cells, b: HistoryBuilder) -> Incident:
         rfc=rfc,
         reassignment_count=cells.optional("no_of_reassignments", parse_int) or 0,
         reopen_count=len(lifecycle.reopenings),
-        resolution=Resolution(code, source_code, None, resolved_at, closed_at)
-        if state in (IncidentState.RESOLVED, IncidentState.CLOSED)
-        else None,
+        resolution=_resolution(cells, state, code, source_code, resolved_at, closed_at),
         state_changes=lifecycle.state_changes,
         reopenings=lifecycle.reopenings,
         extra=(("u_kb_number", kb),) if kb is not None else (),

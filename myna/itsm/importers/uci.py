@@ -15,7 +15,7 @@ from pathlib import Path
 
 from myna.itsm.importers.builder import HistoryBuilder
 from myna.itsm.importers.lifecycle import Snapshot, rebuild
-from myna.itsm.importers.model import Incident, Resolution, stable_sys_id
+from myna.itsm.importers.model import Incident, Resolution, StateChange, stable_sys_id
 from myna.itsm.importers.table import Cells, column_index, read_header, rows
 from myna.itsm.importers.values import (
     HoldReason,
@@ -272,12 +272,34 @@ def _incident(number: str, events: list[_Row], b: HistoryBuilder) -> Incident:
             )
         if code is None:
             report.add(last.line, "closed_code", "", "inconsistent", MISSING_CLOSE_CODE)
+        resolved_at = last.resolved_at
+        if resolved_at is None:
+            resolved_at = _last_resolved(lifecycle.state_changes)
+            report.add(
+                last.line,
+                "resolved_at",
+                "",
+                "inconsistent",
+                "resolved without resolved_at; the log's last change to Resolved is used"
+                if resolved_at is not None
+                else "resolved without resolved_at, and the log shows no change to Resolved",
+            )
+        closed_at = last.closed_at
+        if last.state == IncidentState.CLOSED and closed_at is None:
+            closed_at = lifecycle.state_changes[-1].at
+            report.add(
+                last.line,
+                "closed_at",
+                "",
+                "inconsistent",
+                "closed without closed_at; the log's change to Closed is used",
+            )
         resolution = Resolution(
             code=code,
             source_code=last.close_code,
             resolved_by=last.resolved_by,
-            resolved_at=last.resolved_at,
-            closed_at=last.closed_at if last.state == IncidentState.CLOSED else None,
+            resolved_at=resolved_at,
+            closed_at=closed_at if last.state == IncidentState.CLOSED else None,
         )
     return Incident(
         sys_id=stable_sys_id("incident", number),
@@ -322,6 +344,11 @@ def _incident(number: str, events: list[_Row], b: HistoryBuilder) -> Incident:
         field_changes=lifecycle.field_changes,
         extra=_extra(last),
     )
+
+
+def _last_resolved(changes: tuple[StateChange, ...]) -> datetime | None:
+    resolved = [change.at for change in changes if change.state == IncidentState.RESOLVED]
+    return resolved[-1] if resolved else None
 
 
 def _extra(row: _Row) -> tuple[tuple[str, str], ...]:
