@@ -1574,6 +1574,23 @@ def smoke_test(s: Scribe, d: Directory) -> None:
         s.read(name, sys_id(first))
 
 
+def table_metadata(s: Scribe, d: Directory) -> None:
+    """A CMDB integration checks which classes exist and walks each one's parent classes in the
+    table dictionary, as discovery tools do before they import."""
+    for name in ("cmdb_ci_server", "cmdb_ci_appl", "cmdb_ci_netgear"):
+        found = s.query(
+            "sys_db_object",
+            [("sysparm_limit", "1"), ("name", name), ("sysparm_fields", "name,super_class")],
+        )
+        parent = found[0]["super_class"] if found else ""
+        while parent:
+            step = s.read(
+                "sys_db_object", parent["value"], [("sysparm_fields", "name,super_class")]
+            )
+            parent = step.body.value["result"]["super_class"]
+    s.query("sys_db_object", [("sysparm_query", "super_class.name=task"), ("sysparm_limit", "10")])
+
+
 @dataclass(frozen=True, slots=True)
 class Chapter:
     """One session of the corpus: who works, and the workflow whose docstring is the task."""
@@ -1621,6 +1638,7 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
     Chapter("attachments", "tomas.novak", attachments),
     Chapter("delete", "aisha.khan", delete_test_record),
     Chapter("reports", "aisha.khan", service_reports),
+    Chapter("table-metadata", "admin", table_metadata),
     Chapter("smoke-test", "admin", smoke_test),
 )
 

@@ -26,7 +26,15 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.errors import MockError
-from myna.mocks.backends.itsm.tables import CHOICES, CI_TABLES, TABLES, TASK_TABLES, Column, table
+from myna.mocks.backends.itsm.tables import (
+    CHOICES,
+    CI_TABLES,
+    SUPER_CLASSES,
+    TABLES,
+    TASK_TABLES,
+    Column,
+    table,
+)
 from myna.traces.model import Body, Pairs
 
 Row = dict[str, str]
@@ -196,6 +204,7 @@ class Instance:
         self._ids = 0
         self._tokens: dict[str, str] = {}
         self._insert_system_user("admin", "System", "Administrator")
+        self._insert_dictionary()
 
     # -- the clock and ids ------------------------------------------------------------------
 
@@ -342,7 +351,14 @@ class Instance:
 
     def _list(self, request: Request, name: str, params: dict[str, str]) -> Reply:
         matches, order = compile_query(params.get("sysparm_query", ""), name, self)
-        rows = [row for row_table, row in self._rows_of(name) if matches(row_table, row)]
+        # Besides sysparm_query the Table API takes plain `field=value` pairs as equality filters.
+        columns = set(table(name).names)
+        equal = {k: v for k, v in params.items() if k in columns}
+        rows = [
+            row
+            for row_table, row in self._rows_of(name)
+            if matches(row_table, row) and all(row.get(k) == v for k, v in equal.items())
+        ]
         for key, descending in reversed(order):
             rows.sort(key=partial(_sort_key, name, key), reverse=descending)
         total = len(rows)
@@ -591,6 +607,25 @@ class Instance:
             "system",
         )
         _user_defaults(self, row, "system")
+
+    def _insert_dictionary(self) -> None:
+        """sys_db_object: one row per table, each pointing at its parent class."""
+        ids: dict[str, str] = {}
+        for name, parent in SUPER_CLASSES.items():
+            label = TABLES[name].label if name in TABLES else name.replace("_", " ").title()
+            row = self.system_insert(
+                "sys_db_object",
+                {
+                    "name": name,
+                    "label": label,
+                    "super_class": ids[parent] if parent else "",
+                    "is_extendable": "true" if name in ("task", "cmdb", "cmdb_ci") else "false",
+                    "access": "public",
+                    "sys_class_name": "sys_db_object",
+                },
+                "system",
+            )
+            ids[name] = row["sys_id"]
 
     # -- attachments, batch, OAuth --------------------------------------------------------------
 

@@ -703,6 +703,19 @@ record_checkpoint integer
 internal_checkpoint string
 """
 
+_DB_OBJECT = (
+    _SYSTEM
+    + """
+name string
+label string
+super_class reference:sys_db_object
+is_extendable boolean
+number_ref reference:sys_number
+access string
+sys_class_name string
+"""
+)
+
 _ATTACHMENT = (
     _SYSTEM
     + """
@@ -802,9 +815,37 @@ TABLES: Final[Mapping[str, Table]] = {
         _table("sys_journal_field", "Journal Entry", _JOURNAL, display="sys_id"),
         _table("sys_audit", "Sys audit", _AUDIT, display="sys_id"),
         _table("sys_attachment", "Attachment", _ATTACHMENT, display="file_name"),
+        _table("sys_db_object", "Table", _DB_OBJECT, display="name"),
     )
 }
 """Every table the back end serves, by name."""
+
+# Each table's parent class in the dictionary (sys_db_object.super_class); the classes between
+# a served table and its root are listed too, because clients walk the chain.
+SUPER_CLASSES: Final[Mapping[str, str | None]] = {
+    "task": None,
+    "incident": "task",
+    "problem": "task",
+    "change_request": "task",
+    "change_task": "task",
+    "sc_request": "task",
+    "sc_req_item": "task",
+    "cmdb": None,
+    "cmdb_ci": "cmdb",
+    "cmdb_ci_hardware": "cmdb_ci",
+    "cmdb_ci_computer": "cmdb_ci_hardware",
+    "cmdb_ci_server": "cmdb_ci_computer",
+    "cmdb_ci_appl": "cmdb_ci",
+    "sys_user": None,
+    "sys_user_group": None,
+    "sys_user_grmember": None,
+    "kb_knowledge": None,
+    "task_sla": None,
+    "sys_journal_field": None,
+    "sys_audit": None,
+    "sys_attachment": None,
+    "sys_db_object": None,
+}
 
 TASK_TABLES: Final = frozenset(
     {"incident", "problem", "change_request", "change_task", "sc_request", "sc_req_item"}
