@@ -1582,7 +1582,7 @@ def table_metadata(s: Scribe, d: Directory) -> None:
             "sys_db_object",
             [("sysparm_limit", "1"), ("name", name), ("sysparm_fields", "name,super_class")],
         )
-        parent = found[0]["super_class"] if found else ""
+        parent: Any = found[0]["super_class"] if found else ""
         while parent:
             step = s.read(
                 "sys_db_object", parent["value"], [("sysparm_fields", "name,super_class")]
