@@ -57,20 +57,14 @@ _register_stages()
 
 
 def main() -> None:
-    """Console-script entry point: user errors print one clear line and exit 2."""
+    """Console-script entry point: user errors print one clear line and exit 2.
+
+    Click runs in standalone mode, so `--help`, `--version`, usage errors (exit 2), `typer.Exit`
+    codes and Ctrl-C keep their usual behaviour; only a `MynaError` escaping a command is caught
+    here: stage CLIs raise those for bad input rather than print and exit themselves.
+    """
     try:
-        app(standalone_mode=False)
+        app(prog_name="myna")
     except MynaError as error:
         Console(stderr=True).print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_USER_ERROR)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except typer.Abort:
-        sys.exit(1)
-    except Exception as click_error:
-        from click.exceptions import ClickException
-
-        if isinstance(click_error, ClickException):
-            click_error.show()
-            sys.exit(EXIT_USER_ERROR)
-        raise

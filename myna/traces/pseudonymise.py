@@ -15,8 +15,6 @@ import re
 from functools import lru_cache
 from typing import Any, Literal
 
-from faker import Faker
-
 from myna.traces.model import Exchange, Message, Pairs, ToolCall
 
 PersonField = Literal["first", "last", "full", "user"]
@@ -66,6 +64,8 @@ class Pseudonymiser:
     def __init__(self, key: str) -> None:
         if not key:
             raise ValueError("the pseudonymisation key must not be empty")
+        from faker import Faker  # a heavy import, paid only when pseudonymising
+
         self._key = key.encode()
         self._faker = Faker("en_US")
         self._cache: dict[tuple[str, str], str] = {}

@@ -9,11 +9,20 @@ from typing import BinaryIO
 
 import myna.traces.builtin  # noqa: F401  (registers the built-in readers)
 from myna.errors import TraceFormatError
-from myna.traces.formats import PEEK_BYTES, READERS, Peek, ReaderSpec, detect_format
+from myna.traces.formats import (
+    PEEK_BYTES,
+    READERS,
+    Peek,
+    ReaderSpec,
+    detect_format,
+    register_reader,
+)
 from myna.traces.model import Session
 from myna.traces.options import ReadOptions, ReadReport
 from myna.traces.pseudonymise import Pseudonymiser
 from myna.traces.source import Source
+
+__all__ = ["READERS", "SessionStream", "read", "read_many", "register_reader"]
 
 StrPath = str | PathLike[str]
 
