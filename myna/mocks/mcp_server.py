@@ -35,7 +35,7 @@ from mcp.types import (
     Tool,
 )
 
-from myna.errors import MockError
+from myna.errors import MockError, MynaError
 from myna.mocks.tools import Toolbox
 from myna.schemas.model import ServiceModel
 
@@ -91,7 +91,16 @@ class HttpCaller:
     def __call__(
         self, method: str, path: str, params: dict[str, str], body: Any, headers: dict[str, str]
     ) -> tuple[int, Any]:
-        response = self._client.request(method, path, params=params, json=body, headers=headers)
+        import httpx
+
+        try:
+            response = self._client.request(method, path, params=params, json=body, headers=headers)
+        except httpx.HTTPError as error:
+            raise MockError(
+                f"could not reach the service: {type(error).__name__}: {error}",
+                method=method,
+                path=path,
+            ) from error
         if not response.content:
             return response.status_code, None
         try:
@@ -149,9 +158,14 @@ def build_server(
             return _error_result(str(error))
         request_headers = dict(fixed)
         request_headers.update(_forwarded(ctx.request, forwarded))
-        status, payload = await anyio.to_thread.run_sync(
-            caller, method, path, query, body, request_headers
-        )
+        try:
+            status, payload = await anyio.to_thread.run_sync(
+                caller, method, path, query, body, request_headers
+            )
+        except MynaError as error:
+            # The service could not answer (unreachable, misconfigured): the agent sees a failed
+            # call, as it would over a flaky network, and the session stays up.
+            return _error_result(str(error))
         result = {"status": status, "body": payload}
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],

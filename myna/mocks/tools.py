@@ -517,7 +517,10 @@ def _http_call(tool: ToolSpec, arguments: Mapping[str, Any], model_name: str) ->
         elif argument.location == "path":
             if value is None or value == "":
                 raise MockError(f"tool {tool.name} needs a value for {name!r}", model=model_name)
-            path = path.replace("{" + argument.wire_name + "}", quote(_wire_text(value), safe=""))
+            path = path.replace(
+                "{" + argument.wire_name + "}",
+                quote(_wire_text(value), safe="", errors="surrogatepass"),
+            )
         elif argument.location == "query":
             if value is not None:
                 params[argument.wire_name] = _wire_text(value)

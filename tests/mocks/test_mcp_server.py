@@ -239,3 +239,24 @@ def _basic(user: str, password: str) -> str:
     import base64
 
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def test_an_unreachable_service_is_a_tool_error_and_the_session_survives(
+    model: ServiceModel,
+) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead_url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    closed.close()
+
+    async def twice(session: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        first = await session.call_tool("get_incident", {"sys_id": "x"})
+        second = await session.call_tool("get_incident", {"sys_id": "y"})
+        return first, second
+
+    with HttpCaller(dead_url, timeout=5) as caller, serving(mcp_app(model, caller)) as url:
+        first, second = with_session(url, twice)
+    for result in (first, second):
+        assert result.is_error is True
+        assert result.content[0].type == "text"
+        assert "could not reach the service: ConnectError" in result.content[0].text
