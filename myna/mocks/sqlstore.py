@@ -159,6 +159,11 @@ class _Statements:
         self.overlay_get = sql(
             f"SELECT data FROM {p}overlay WHERE world = ? AND resource = ? AND record_id = ?"
         )
+        self.world_get = sql(
+            f"SELECT w.base_snapshot, o.record_id, o.data FROM {p}worlds w "
+            f"LEFT JOIN {p}overlay o "
+            "ON o.world = w.id AND o.resource = ? AND o.record_id = ? WHERE w.id = ?"
+        )
         self.overlay_list = sql(
             f"SELECT record_id, data FROM {p}overlay WHERE world = ? AND resource = ? "
             "ORDER BY ord, record_id"
@@ -297,11 +302,14 @@ class SqlTransaction:
     that is not there and `ConflictError` for a taken id or unique value.
     """
 
-    def __init__(self, store: SqlStore, cursor: Any, world: str, base: _Layer | None) -> None:
+    def __init__(self, store: SqlStore, cursor: Any, world: str) -> None:
         self._store = store
         self._cursor = cursor
         self._world = world
-        self._base = base
+        # The world row is read with the first statement that needs it (a get reads it in the
+        # same query as the overlay row), saving a round trip on every request.
+        self._loaded = False
+        self._base_layer: _Layer | None = None
         # Records reached by dot-walking during this transaction's list calls; cleared by every
         # write so a walk never sees a stale target.
         self._walked: dict[tuple[str, str], Record | None] = {}
@@ -311,14 +319,7 @@ class SqlTransaction:
         return self._world
 
     def get(self, resource: str, record_id: str) -> Record | None:
-        cursor = self._cursor
-        cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
-        row = cursor.fetchone()
-        if row is not None:
-            return None if row[0] is None else json.loads(row[0])
-        if self._base is None:
-            return None
-        text = self._base.raw(resource, record_id)
+        text = self._visible_text(resource, record_id)
         return None if text is None else json.loads(text)
 
     def exists(self, resource: str, record_id: str) -> bool:
@@ -339,8 +340,9 @@ class SqlTransaction:
         overlay: dict[str, str | None] = dict(cursor.fetchall())
         # A changed base record keeps its place; records new to this world follow in the
         # order they were written.
-        if self._base is not None:
-            for record_id, record in self._base.items(resource):
+        base = self._base()
+        if base is not None:
+            for record_id, record in base.items(resource):
                 if record_id not in overlay:
                     yield record_id, record
                     continue
@@ -377,7 +379,8 @@ class SqlTransaction:
         self._put(resource, record_id, None)
 
     def next_sequence(self, name: str, start: int) -> int:
-        inherited = self._base.sequences.get(name) if self._base is not None else None
+        base = self._base()
+        inherited = base.sequences.get(name) if base is not None else None
         first = start if inherited is None else max(start, inherited + 1)
         self._cursor.execute(self._store._sql.sequence_next, (self._world, name, first))
         row = self._cursor.fetchone()
@@ -392,13 +395,34 @@ class SqlTransaction:
                 record_id=record_id,
             )
 
+    def _base(self) -> _Layer | None:
+        if not self._loaded:
+            self._base_layer = self._store._world_base(self._cursor, self._world)
+            self._loaded = True
+        return self._base_layer
+
     def _visible_text(self, resource: str, record_id: str) -> str | None:
+        """The record's JSON as this world sees it: its own row if it has one (None for a
+        tombstone), else the base snapshot's."""
         cursor = self._cursor
-        cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
-        row = cursor.fetchone()
-        if row is not None:
-            return str(row[0]) if row[0] is not None else None
-        return None if self._base is None else self._base.raw(resource, record_id)
+        sql = self._store._sql
+        if self._loaded:
+            cursor.execute(sql.overlay_get, (self._world, resource, record_id))
+            row = cursor.fetchone()
+            if row is not None:
+                return None if row[0] is None else str(row[0])
+        else:
+            cursor.execute(sql.world_get, (resource, record_id, self._world))
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFoundError("no such world", world=self._world)
+            base_id, overlaid, data = row
+            self._base_layer = None if base_id is None else self._store._layer(cursor, base_id)
+            self._loaded = True
+            if overlaid is not None:
+                return None if data is None else str(data)
+        base = self._base_layer
+        return None if base is None else base.raw(resource, record_id)
 
     def _overridden(self, resource: str, record_id: str) -> bool:
         cursor = self._cursor
@@ -417,9 +441,8 @@ class SqlTransaction:
             if key is None:
                 continue
             keys.append((name, key))
-            taken_in_base = (
-                self._base.ids_with(resource, name, key) if self._base is not None else set()
-            )
+            base = self._base()
+            taken_in_base = base.ids_with(resource, name, key) if base is not None else set()
             clash = next(
                 (
                     other
@@ -596,10 +619,11 @@ class SqlStore:
 
     @contextmanager
     def transaction(self, world: str) -> Iterator[SqlTransaction]:
-        """All reads and writes of one request in `world`; `NotFoundError` if it does not exist."""
+        """All reads and writes of one request in `world`, committed together when the block
+        ends, rolled back when it raises. The first read or write raises `NotFoundError` if the
+        world does not exist."""
         with self._translated(), self._cursor() as cursor:
-            base = self._world_base(cursor, world)
-            yield SqlTransaction(self, cursor, world, base)
+            yield SqlTransaction(self, cursor, world)
 
     # -- worlds --------------------------------------------------------------------------------
 

@@ -272,14 +272,31 @@ def test_sequences_are_per_world_and_continue_the_base(seeded: SqlStore) -> None
         assert tx.next_sequence("incident.number", 1) == 3
 
 
+@pytest.mark.parametrize(
+    "operation",
+    [
+        pytest.param(lambda tx: tx.get("incident", "a"), id="get"),
+        pytest.param(lambda tx: tx.list("incident", Query()), id="list"),
+        pytest.param(lambda tx: tx.insert("incident", "z", {}), id="insert"),
+        pytest.param(lambda tx: tx.next_sequence("n", 1), id="sequence"),
+    ],
+)
+def test_every_first_call_in_an_unknown_world_is_refused(
+    seeded: SqlStore, operation: object
+) -> None:
+    with pytest.raises(NotFoundError, match="world nope"), seeded.transaction("nope") as tx:
+        operation(tx)  # type: ignore[operator]
+    assert [info.id for info in seeded.worlds()] == ["w"]
+
+
 def test_world_management_errors_name_the_world(seeded: SqlStore) -> None:
     with pytest.raises(ConflictError, match="world w"):
         seeded.create_world("w")
     assert seeded.create_world("w", exist_ok=True).base_snapshot == "base"
     with pytest.raises(NotFoundError, match="snapshot nope"):
         seeded.create_world("x", from_snapshot="nope")
-    with pytest.raises(NotFoundError, match="world nope"), seeded.transaction("nope"):
-        pass
+    with pytest.raises(NotFoundError, match="world nope"), seeded.transaction("nope") as tx:
+        tx.get("incident", "a")
     with pytest.raises(ConflictError, match="world w"):
         seeded.fork_world("w", "w")
     with pytest.raises(ConflictError, match="snapshot base"):
