@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from myna.errors import MynaError, ReplayError
 from myna.replay.episode import AnswerStep, Episode, HttpStep, Policy, Step, ToolStep
 from myna.replay.verify import (
+    Base,
     CallRecord,
     Outcome,
     VerifierResult,
@@ -148,7 +149,7 @@ class EpisodeRunner:
         self.routes = routes
         self.translate = translate
         environment = episode.environment
-        self.initial = index_world(environment.initial_world, environment.id_fields)
+        self.base = Base(index_world(environment.initial_world, environment.id_fields))
         self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]
 
     def start(self) -> Attempt:
@@ -156,7 +157,7 @@ class EpisodeRunner:
 
     def outcome(self, world: World, calls: Iterable[CallRecord], answer: str | None) -> Outcome:
         return make_outcome(
-            self.episode.environment, world.changes(), calls, answer, initial=self.initial
+            self.episode.environment, world.changes(), calls, answer, base=self.base
         )
 
     def verify(self, outcome: Outcome) -> VerifierResult:

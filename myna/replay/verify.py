@@ -46,6 +46,112 @@ from myna.replay.registry import Registry
 WorldIndex: TypeAlias = Mapping[str, Mapping[str, Record]]
 """Records by resource, then by id."""
 
+_Key: TypeAlias = tuple[str, str]
+
+
+class Base:
+    """An initial world, indexed by id and, on first use, by the value of each selected field.
+
+    Built once per episode and shared by every attempt, so selecting a record by its number
+    costs a dict lookup however large the world is.
+    """
+
+    def __init__(self, records: Mapping[str, Mapping[str, Record]]) -> None:
+        self.records = records
+        self._by_value: dict[_Key, dict[Any, list[str]] | None] = {}
+
+    def candidates(self, resource: str, where: Where) -> Iterable[str]:
+        """Ids that may match `where` (a superset); all ids when no field is indexable."""
+        rows = self.records.get(resource, {})
+        for name, wanted in where.items():
+            index = self._index(resource, name)
+            key = _hashable(wanted)
+            if index is not None and key is not None:
+                return index.get(key, ())
+        return rows.keys()
+
+    def _index(self, resource: str, name: str) -> dict[Any, list[str]] | None:
+        if (resource, name) not in self._by_value:
+            self._by_value[(resource, name)] = self._build_index(resource, name)
+        return self._by_value[(resource, name)]
+
+    def _build_index(self, resource: str, name: str) -> dict[Any, list[str]] | None:
+        """Ids by the field's comparable value; None when some value is not text (a list)."""
+        index: dict[Any, list[str]] = {}
+        for record_id, record in self.records.get(resource, {}).items():
+            key = _hashable(record.get(name))
+            if key is None:
+                return None
+            index.setdefault(key, []).append(record_id)
+        return index
+
+
+def _hashable(value: Any) -> Any:
+    key = scalar(value)
+    return key if isinstance(key, str) else None
+
+
+class _Rows(Mapping[str, Record]):
+    """One resource's records: the base's, with the overlay's creations, updates and deletions."""
+
+    def __init__(self, base: Mapping[str, Record], overlay: Mapping[str, Record | None]) -> None:
+        self._base = base
+        self._overlay = overlay
+
+    def __getitem__(self, record_id: str) -> Record:
+        if record_id in self._overlay:
+            record = self._overlay[record_id]
+            if record is None:
+                raise KeyError(record_id)
+            return record
+        return self._base[record_id]
+
+    def __iter__(self) -> Iterator[str]:
+        for record_id in self._base:
+            if self._overlay.get(record_id, True) is not None:
+                yield record_id
+        for record_id, record in self._overlay.items():
+            if record is not None and record_id not in self._base:
+                yield record_id
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class WorldView(Mapping[str, Mapping[str, Record]]):
+    """A world state as `{resource: {id: record}}`: a shared `Base` plus this attempt's changes."""
+
+    def __init__(
+        self, base: Base, overlay: Mapping[str, Mapping[str, Record | None]] | None = None
+    ) -> None:
+        self.base = base
+        self.overlay: Mapping[str, Mapping[str, Record | None]] = overlay or {}
+
+    def __getitem__(self, resource: str) -> Mapping[str, Record]:
+        if resource not in self.base.records and resource not in self.overlay:
+            raise KeyError(resource)
+        return _Rows(self.base.records.get(resource, {}), self.overlay.get(resource, {}))
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.base.records
+        yield from (name for name in self.overlay if name not in self.base.records)
+
+    def __len__(self) -> int:
+        return len(set(self.base.records) | set(self.overlay))
+
+    def select(self, resource: str, where: Where) -> list[tuple[str, Record]]:
+        overlay = self.overlay.get(resource, {})
+        rows = self.base.records.get(resource, {})
+        found = [
+            (rid, rows[rid])
+            for rid in self.base.candidates(resource, where)
+            if rid not in overlay and matches(rows[rid], where)
+        ]
+        found += [
+            (rid, rec) for rid, rec in overlay.items() if rec is not None and matches(rec, where)
+        ]
+        return found
+
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
@@ -64,8 +170,8 @@ class CallRecord:
 class Outcome:
     """Everything a verifier may read about one attempt."""
 
-    initial: WorldIndex
-    final: WorldIndex
+    initial: WorldView
+    final: WorldView
     changes: tuple[RecordChange, ...] = ()
     calls: tuple[CallRecord, ...] = ()
     answer: str | None = None
@@ -122,18 +228,12 @@ def index_world(
     return indexed
 
 
-def apply_changes(
-    initial: WorldIndex, changes: Iterable[RecordChange]
-) -> dict[str, dict[str, Record]]:
-    """The final world: the initial one with the changes applied (copies only what changed)."""
-    final: dict[str, dict[str, Record]] = {name: dict(rows) for name, rows in initial.items()}
+def apply_changes(base: Base, changes: Iterable[RecordChange]) -> WorldView:
+    """The final world: the base with the changes laid over it (nothing is copied)."""
+    overlay: dict[str, dict[str, Record | None]] = {}
     for change in changes:
-        rows = final.setdefault(change.resource, {})
-        if change.after is None:
-            rows.pop(change.record_id, None)
-        else:
-            rows[change.record_id] = change.after
-    return final
+        overlay.setdefault(change.resource, {})[change.record_id] = change.after
+    return WorldView(base, overlay)
 
 
 def make_outcome(
@@ -142,16 +242,14 @@ def make_outcome(
     calls: Iterable[CallRecord] = (),
     answer: str | None = None,
     *,
-    initial: WorldIndex | None = None,
+    base: Base | None = None,
 ) -> Outcome:
-    """An outcome from an environment's initial world (pass `initial` to reuse an index)."""
-    start = (
-        initial
-        if initial is not None
-        else index_world(environment.initial_world, environment.id_fields)
-    )
+    """An outcome from an environment's initial world (pass `base` to reuse its index)."""
+    start = base or Base(index_world(environment.initial_world, environment.id_fields))
     change_list = tuple(changes)
-    return Outcome(start, apply_changes(start, change_list), change_list, tuple(calls), answer)
+    return Outcome(
+        WorldView(start), apply_changes(start, change_list), change_list, tuple(calls), answer
+    )
 
 
 def scalar(value: Any) -> Any:
@@ -177,8 +275,8 @@ def matches(record: Record, where: Where) -> bool:
     return all(same(record.get(name), wanted) for name, wanted in where.items())
 
 
-def select(world: WorldIndex, resource: str, where: Where) -> list[tuple[str, Record]]:
-    return [(rid, rec) for rid, rec in world.get(resource, {}).items() if matches(rec, where)]
+def select(world: WorldView, resource: str, where: Where) -> list[tuple[str, Record]]:
+    return world.select(resource, where)
 
 
 def _describe(resource: str, where: Where) -> str:
