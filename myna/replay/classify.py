@@ -15,6 +15,7 @@ What the heuristics can and cannot derive, honestly:
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -156,21 +157,18 @@ class Evidence:
 
 def _policy(evidence: Evidence) -> Classification | None:
     for call in evidence.calls:
-        if call.operation is None:
-            return Classification(
-                "policy_breach", f"called undocumented {call.method} {call.path}", call
-            )
+        if call.is_write and call.operation is None:
+            detail = f"wrote through an undocumented endpoint: {call.method} {call.path}"
+            return Classification("policy_breach", detail, call)
         for pattern in evidence.forbidden:
-            if pattern.method in ("*", call.method) and re.fullmatch(
-                pattern.path.replace("*", ".*"), call.path
+            if pattern.method in ("*", call.method) and fnmatch.fnmatchcase(
+                call.path, pattern.path
             ):
-                return Classification(
-                    "policy_breach", f"made a forbidden call {call.method} {call.path}", call
-                )
+                detail = f"made a forbidden call {call.method} {call.path}"
+                return Classification("policy_breach", detail, call)
         if call.is_write and call.method in evidence.feedback.forbidden_methods:
-            return Classification(
-                "policy_breach", f"feedback forbids {call.method}: {call.path}", call
-            )
+            detail = f"feedback forbids {call.method}: {call.path}"
+            return Classification("policy_breach", detail, call)
     return None
 
 

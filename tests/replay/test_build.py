@@ -10,9 +10,11 @@ import pytest
 
 from myna.replay.audit import audit
 from myna.replay.build import Builder, BuildReport, build
-from myna.replay.classify import parse_feedback
+from myna.replay.classify import Evidence, Feedback, Goal, classify, parse_feedback
 from myna.replay.episode import FAILURE_CLASSES, Episode, FieldEquals, HttpStep, ModelRef
+from myna.replay.logs import LoggedCall
 from myna.replay.mock_world import MockWorlds, ToolTranslator, runner_for
+from myna.replay.run import Routes
 from myna.replay.sample_logs import (
     BASE_URL,
     DESK,
@@ -310,3 +312,52 @@ def test_the_shipped_samples_are_current(tmp_path: Path) -> None:
     assert log_path.read_bytes() == (SAMPLES / log_path.name).read_bytes(), (
         "regenerate: python -m myna.replay.sample_logs"
     )
+
+
+def _call(method: str, path: str, status: int = 200, body: Any = None) -> LoggedCall:
+    matched = Routes.from_model(MODEL).match(method, path)
+    operation, params = matched if matched is not None else (None, {})
+    return LoggedCall(7, method, path, {}, body, status, None, operation, params)
+
+
+GOALS = (Goal("incident", "update", INCIDENTS["INC0010002"], {"state": "6"}),)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (
+            _call("PATCH", f"{TABLE}/incident/{INCIDENTS['INC0010002']}", body={"colour": "red"}),
+            "invented_value",
+        ),
+        (
+            _call("PATCH", f"{TABLE}/incident/{INCIDENTS['INC0010002']}", body={"priority": "9"}),
+            "invented_value",
+        ),
+        (_call("POST", "/api/now/import/incident", body={"state": "6"}), "policy_breach"),
+        (_call("GET", "/api/now/stats/incident"), "missing_step"),
+        (_call("GET", f"{TABLE}/incident/{INCIDENTS['INC0010002']}", 403), "missing_step"),
+        (
+            _call("PATCH", f"{TABLE}/incident/{INCIDENTS['INC0010002']}", 409, {"state": "6"}),
+            "constraint_violation",
+        ),
+        (
+            _call("PATCH", f"{TABLE}/incident/{INCIDENTS['INC0010001']}", body={"state": "6"}),
+            "wrong_record",
+        ),
+    ],
+    ids=[
+        "unknown-field",
+        "value-outside-enum",
+        "undocumented-write",
+        "undocumented-read-is-fine",
+        "refused-read-is-not-a-violation",
+        "refused-write",
+        "other-record",
+    ],
+)
+def test_classification_rules(call: LoggedCall, expected: str) -> None:
+    evidence = Evidence((call,), GOALS, None, None, Feedback(), (), MODEL)
+    found = classify(evidence)
+    assert found is not None
+    assert found.failure_class == expected
