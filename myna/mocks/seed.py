@@ -40,6 +40,7 @@ from myna.schemas.model import (
     FieldSpec,
     IdFormat,
     JsonSchema,
+    Reference,
     Resource,
     ServiceModel,
     StateMachine,
@@ -160,8 +161,17 @@ class _Generator:
         fake = Faker("en_US")
         fake.seed_instance(rng.getrandbits(64))
         made = self.ids.setdefault(resource.name, [])
+        taken: set[str] = set()
         for _ in range(count):
             record_id, id_value = self._new_id(resource, resource.id_field, resource.id_format, rng)
+            # Short random ids (an `opaque` format learned from 4-character tokens) can repeat.
+            for _ in range(_UNIQUE_TRIES):
+                if record_id not in taken:
+                    break
+                record_id, id_value = self._new_id(
+                    resource, resource.id_field, resource.id_format, rng
+                )
+            taken.add(record_id)
             record = self._record(resource, rng, fake)
             record = {resource.id_field: id_value, **record}
             if self.as_strings:
@@ -170,14 +180,14 @@ class _Generator:
             yield resource.name, record_id, record
 
     def _new_id(
-        self, resource: Resource, name: str, fmt: IdFormat, rng: random.Random, *, stamp: int = 0
+        self, resource: Resource, name: str, fmt: IdFormat, rng: random.Random
     ) -> tuple[str, Any]:
         number = None
         if needs_counter(fmt):
             counter = counter_name(resource.name, name)
             number = self.counters.get(counter, fmt.start - 1) + 1
             self.counters[counter] = number
-        text = mint_id(fmt, rng, number=number, now_ms=stamp or _millis(ANCHOR))
+        text = mint_id(fmt, rng, number=number, now_ms=_millis(ANCHOR))
         spec = resource.fields.get(name)
         if fmt.kind == "integer" and spec is not None and _type_of(spec.schema_) == "integer":
             return text, int(text)
@@ -200,7 +210,7 @@ class _Generator:
             elif name in owned_by_states and not needed:
                 self._leave_empty(record, spec)
             elif spec.reference is not None:
-                value = self._reference(resource, spec, rng, needed)
+                value = self._reference(spec.reference, rng, needed)
                 if value is None:
                     self._leave_empty(record, spec)
                 else:
@@ -235,18 +245,16 @@ class _Generator:
         seen.add(json.dumps(value))
         return value
 
-    def _reference(
-        self, resource: Resource, spec: FieldSpec, rng: random.Random, needed: bool
-    ) -> Any:
-        assert spec.reference is not None
-        targets = self.ids.get(spec.reference.resource, [])
+    def _reference(self, reference: Reference, rng: random.Random, needed: bool) -> Any:
+        """An id of a record already made (None when there is none yet: a broken cycle)."""
+        targets = self.ids.get(reference.resource, [])
         if not targets or (not needed and rng.random() < _EMPTY_SHARE):
             return None
         target_id = rng.choice(targets)
-        target = self.model.resources.get(spec.reference.resource)
-        style = spec.reference.style
+        target = self.model.resources.get(reference.resource)
+        style = reference.style
         if style == "link_value":
-            return {"link": self._link(spec.reference.resource, str(target_id)), "value": target_id}
+            return {"link": self._link(reference.resource, str(target_id)), "value": target_id}
         if style == "object" and target is not None:
             return {target.id_field: target_id}
         return target_id

@@ -425,3 +425,12 @@ def test_file_errors_name_the_file_line_and_field(
 def test_an_empty_directory_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"no <resource>\.jsonl or <resource>\.csv files"):
         read_files(TYPED, tmp_path)
+
+
+def test_short_random_ids_do_not_repeat() -> None:
+    fmt = IdFormat(kind="opaque", width=2)
+    model = ServiceModel(
+        name="m", resources={"tag": Resource(name="tag", id_field="id", id_format=fmt)}
+    )
+    data = generate(model, seed=1, records=300)
+    assert len({record_id for _, record_id, _ in data.records}) == 300
