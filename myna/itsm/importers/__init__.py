@@ -9,7 +9,10 @@ and returns the history with an `ImportReport` of everything it could not map;
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from myna.errors import InputError
 from myna.itsm.importers.builder import HistoryBuilder
@@ -71,6 +74,9 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
+
+
 def import_history(
     path: str | Path,
     *,
@@ -79,24 +85,57 @@ def import_history(
 ) -> tuple[IncidentHistory, ImportReport]:
     """Read `path` as an incident history.
 
-    `format` names a registered reader (`uci_event_log`, `bpic2014`, `servicenow`); by default it
-    is detected from the header. With `pseudonymise_key`, every person becomes a consistent fake
-    persona (keyed HMAC; see `myna.itsm.pseudonymise`) and known names are replaced in free text.
-    Raises `InputError` naming the file, line and column when the input cannot be read as asked.
+    `path` is one export, or a directory whose `.csv` and `.json` exports (read in name order)
+    make one history together: ServiceNow exports come a table per file. `format` names a
+    registered reader (`uci_event_log`, `bpic2014`, `servicenow`); by default it is detected
+    from each file's header, and all files must be of one format. With `pseudonymise_key`,
+    every person becomes a consistent fake persona (keyed HMAC; see `myna.itsm.pseudonymise`)
+    and their names are replaced in free text. Raises `InputError` naming the file, line and
+    column when the input cannot be read as asked.
     """
     source = Path(path)
-    if not source.is_file():
-        raise InputError("no such file", file=str(source))
+    files = _files(source)
+    readers = [(file, _reader(file, format)) for file in files]
+    first_file, reader = readers[0]
+    for file, other in readers[1:]:
+        if other.name != reader.name:
+            raise InputError(
+                f"is a {other.name} export, but {first_file.name} is {reader.name}; "
+                "a directory is imported as one history, so its files must share a format",
+                file=str(file),
+            )
+    report = ImportReport(str(source), reader.name)
+    pseudonymiser = Pseudonymiser(pseudonymise_key) if pseudonymise_key else None
+    builder = HistoryBuilder(str(source), reader.name, report, pseudonymiser)
+    metadata: dict[str, str] = {}
+    for file, _ in readers:
+        report.files.append(str(file))
+        metadata.update(_guarded(file, partial(reader.read, file, builder)))
+    return builder.build(metadata), report
+
+
+def _files(source: Path) -> list[Path]:
+    if source.is_file():
+        return [source]
+    if source.is_dir():
+        files = sorted(p for p in source.iterdir() if p.suffix.lower() in (".csv", ".json"))
+        if not files:
+            raise InputError("the directory holds no .csv or .json export", file=str(source))
+        return files
+    raise InputError("no such file or directory", file=str(source))
+
+
+def _reader(file: Path, format: str | None) -> Reader:
+    return _guarded(file, lambda: reader_for(file, format))
+
+
+def _guarded(file: Path, read: Callable[[], T]) -> T:
+    """`read()`, with undecodable text and broken CSV quoting as InputErrors naming `file`."""
     try:
-        reader = reader_for(source, format)
-        report = ImportReport(str(source), reader.name)
-        pseudonymiser = Pseudonymiser(pseudonymise_key) if pseudonymise_key else None
-        builder = HistoryBuilder(str(source), reader.name, report, pseudonymiser)
-        metadata = reader.read(source, builder)
+        return read()
     except UnicodeDecodeError as invalid:
         raise InputError(
-            f"not UTF-8 text (byte {invalid.start}); re-export the file as UTF-8", file=str(source)
+            f"not UTF-8 text (byte {invalid.start}); re-export the file as UTF-8", file=str(file)
         ) from None
     except csv.Error as invalid:
-        raise InputError(f"malformed CSV: {invalid}", file=str(source)) from None
-    return builder.build(metadata), report
+        raise InputError(f"malformed CSV: {invalid}", file=str(file)) from None

@@ -9,7 +9,7 @@ zone, and ServiceNow's Table API speaks UTC.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
@@ -284,11 +284,14 @@ class ImportIssue:
     """A value the import could not map as it stands; the first occurrence, with a count."""
 
     line: int
+    """The CSV line, or the entry's index in a JSON export."""
     column: str
     value: str
     kind: IssueKind
     reason: str
     count: int = 1
+    file: str = ""
+    """The file the first occurrence is in (an import of a directory reads several)."""
 
 
 @dataclass(slots=True)
@@ -300,20 +303,22 @@ class ImportReport:
     rows: int = 0
     incidents: int = 0
     issues: list[ImportIssue] = field(default_factory=list)
-    _index: dict[tuple[str, str, str], int] = field(default_factory=dict, repr=False)
+    files: list[str] = field(default_factory=list)
+    """The files read, in order; issues name the one they were found in."""
+    _index: dict[tuple[str, str, str, str], int] = field(default_factory=dict, repr=False)
 
     def add(self, line: int, column: str, value: str, kind: IssueKind, reason: str) -> None:
-        """Record one issue; repeats of the same column, value and reason only count up."""
-        key = (column, value, reason)
+        """Record one issue; repeats of the same column, value and reason in the same file only
+        count up."""
+        file = self.files[-1] if self.files else self.source
+        key = (file, column, value, reason)
         position = self._index.get(key)
         if position is None:
             self._index[key] = len(self.issues)
-            self.issues.append(ImportIssue(line, column, value, kind, reason))
+            self.issues.append(ImportIssue(line, column, value, kind, reason, 1, file))
             return
         first = self.issues[position]
-        self.issues[position] = ImportIssue(
-            first.line, first.column, first.value, first.kind, first.reason, first.count + 1
-        )
+        self.issues[position] = replace(first, count=first.count + 1)
 
     def count(self, kind: IssueKind | None = None) -> int:
         return sum(issue.count for issue in self.issues if kind is None or issue.kind == kind)
