@@ -241,6 +241,7 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
     properties: dict[str, Any] = {}
     required: list[str] = []
     arguments: list[ToolArgument] = []
+    query_argument: str | None = None  # the argument that takes the service's query language
 
     declared = {p.name: p for p in operation.parameters if p.location == "path"}
     for placeholder in _PLACEHOLDER.findall(operation.path):
@@ -264,6 +265,8 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         properties[argument] = schema
         if parameter.required:
             required.append(argument)
+        if parameter.role == "query" and query_argument is None:
+            query_argument = argument
         arguments.append(ToolArgument(argument, "query", parameter.name))
 
     body = _body_schema(operation, resource)
@@ -294,7 +297,7 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         input_schema["additionalProperties"] = False
     return ToolSpec(
         name=name,
-        description=_description(model, operation, resource),
+        description=_description(model, operation, resource, query_argument),
         input_schema=input_schema,
         operation_id=operation.id,
         method=operation.method.upper(),
@@ -421,15 +424,26 @@ def _path_description(placeholder: str, resource: Resource | None) -> str:
     return placeholder
 
 
-def _description(model: ServiceModel, operation: Operation, resource: Resource | None) -> str:
+_LANGUAGE_NAMES: Final = {"servicenow": "ServiceNow encoded", "soql": "SOQL", "jql": "JQL"}
+
+
+def _description(
+    model: ServiceModel, operation: Operation, resource: Resource | None, query_argument: str | None
+) -> str:
     resource_name = resource.name if resource else (operation.resource or model.name)
     article = "an" if resource_name[:1].lower() in "aeiou" else "a"
-    headline = operation.summary or _VERBS[operation.kind].format(
-        resource=resource_name, operation=operation.id, a=article
-    )
+    language = _LANGUAGE_NAMES.get(model.conventions.query_language)
+    if operation.summary:
+        headline = operation.summary
+    elif operation.kind == "query" and resource is None and language and query_argument:
+        headline = f"Run a {language} query"
+    else:
+        headline = _VERBS[operation.kind].format(
+            resource=resource_name, operation=operation.id, a=article
+        )
     lines = [headline.rstrip(".") + ".", f"HTTP {operation.method.upper()} {operation.path}."]
-    if operation.kind in ("list", "query") and model.conventions.query_language != "fields":
-        lines.append(f"Filter with {model.conventions.query_language} queries (see the arguments).")
+    if language and query_argument:
+        lines.append(f"Filter with a {language} query in `{query_argument}`.")
     if resource is not None and operation.kind in ("create", "update", "replace", "action"):
         lines.extend(_resource_hints(operation, resource))
     for effect in operation.effects:

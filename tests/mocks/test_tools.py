@@ -255,7 +255,32 @@ def test_list_tool_takes_query_parameters_with_a_query_language_hint(toolbox: To
     assert "ORDERBYDESC" in schema["properties"]["sysparm_query"]["description"]
     assert schema["properties"]["sysparm_limit"]["type"] == "integer"
     assert "required" not in schema
+    assert "Filter with a ServiceNow encoded query in `sysparm_query`." in (
+        toolbox.tool("list_incident").description
+    )
     assert "encoded query" not in toolbox.tool("get_incident").description
+
+
+def test_a_soql_query_endpoint_says_how_to_query() -> None:
+    model = ServiceModel(
+        name="crm",
+        conventions=Conventions(query_language="soql"),
+        operations=[
+            Operation(
+                id="query",
+                method="GET",
+                path="/services/data/v60.0/query",
+                kind="query",
+                parameters=[Parameter(name="q", location="query", role="query", required=True)],
+            )
+        ],
+    )
+    tool = Toolbox(model).tool("query")
+    assert tool.description == (
+        "Run a SOQL query. HTTP GET /services/data/v60.0/query. Filter with a SOQL query in `q`."
+    )
+    assert tool.input_schema["required"] == ["q"]
+    assert "SELECT Id, Name FROM Account" in tool.input_schema["properties"]["q"]["description"]
 
 
 def test_list_tools_offer_the_conventions_the_mock_serves() -> None:
@@ -523,3 +548,37 @@ def test_tools_command_writes_a_file(cli: typer.Typer, tmp_path: Path) -> None:
 def test_tools_command_refuses_an_unknown_format(cli: typer.Typer, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["tools", str(tmp_path / "m.yaml"), "--format", "xml"])
     assert result.exit_code == 2
+
+
+# --- models learned from real recordings ---
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "har"
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "recordings",
+    ["jupiterone_graph-servicenow", "jupiterone_graph-salesforce", "jupiterone_graph-jira"],
+)
+def test_tools_of_models_learned_from_real_recordings(recordings: str) -> None:
+    from mcp.types import Tool
+
+    from myna.schemas import learn
+    from myna.traces import read
+
+    files = sorted((CORPUS / recordings).rglob("*.har"))
+    if not files:
+        pytest.skip(f"no recordings under {CORPUS / recordings}")
+    models = learn([session for file in files for session in read(file)])
+    assert models
+    for model in models:
+        toolbox = Toolbox(model)
+        assert len({tool.name for tool in toolbox.tools}) == len(toolbox.tools)
+        for tool, rendered in zip(toolbox.tools, toolbox.mcp(), strict=True):
+            Draft202012Validator.check_schema(tool.input_schema)
+            assert Tool.model_validate(rendered).model_dump(by_alias=True, exclude_none=True) == (
+                rendered
+            )
+            assert tool.description.startswith(tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+            required = {name: "x" for name in tool.input_schema.get("required", [])}
+            assert "{" not in toolbox.call(tool.name, required).path
