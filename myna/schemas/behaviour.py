@@ -22,6 +22,9 @@ STATE_NAMES = re.compile(
     r"(?i)^(?:state|status|stage|phase|[a-z_]*_state|[a-z_]*_status|[a-z]*State|[a-z]*Status)$"
 )
 MAX_STATES = 24
+FIELD_EVIDENCE = 256
+"""Changes examined per state for field-level facts (set or changed on entry, immutable):
+enough to be sure, and it keeps long traces from paying for every change twice."""
 
 
 def state_paths(shape: Shape) -> list[str]:
@@ -181,7 +184,9 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
         if source is not None:
             # Without the state before, a stub (a create's short answer) would look like
             # every field being set on entry.
-            entries.setdefault(target, []).append(change)
+            entered = entries.setdefault(target, [])
+            if len(entered) < FIELD_EVIDENCE:
+                entered.append(change)
     for implied in seen.implied:
         transitions.setdefault((implied.source, implied.target, implied.operation), Tally()).add(
             implied.session, implied.example
@@ -286,9 +291,11 @@ def _changes_on_entry(
     (bookkeeping such as `sys_updated_on` changes on every write and says nothing)."""
     top = path.split(".")[0]
     bookkeeping: set[str] | None = None
-    for change in every_change:
+    for change in every_change[:FIELD_EVIDENCE]:
         changed = _changed(change)
         bookkeeping = changed if bookkeeping is None else bookkeeping & changed
+        if not bookkeeping:
+            break
     result: dict[str, list[str]] = {}
     for state, changes in sorted(entries.items()):
         common: set[str] | None = None
@@ -309,11 +316,13 @@ def _changed(change: Change) -> set[str]:
 def immutable_fields(changes: list[Change]) -> tuple[set[str], int]:
     """Fields that never changed across entities that did change; and how many changes that was."""
     stable: set[str] | None = None
-    for change in changes:
+    for change in changes[: FIELD_EVIDENCE * 4]:
         unchanged = {
             key
             for key in change.before.keys() & change.after.keys()
             if change.before[key] == change.after[key]
         }
         stable = unchanged if stable is None else stable & unchanged
+        if not stable:
+            break
     return (stable or set()), len(changes)

@@ -21,6 +21,8 @@ TOTAL_KEYS = ("totalSize", "total", "total_count", "totalCount", "count")
 NEXT_KEYS = ("nextRecordsUrl", "next", "nextPageToken", "next_cursor", "nextCursor")
 DONE_KEYS = ("done", "isLast", "has_more")
 
+_ENVELOPE_KEYS = frozenset((*TOTAL_KEYS, *NEXT_KEYS, *DONE_KEYS))
+
 LIMIT_PARAMS = ("sysparm_limit", "limit", "maxResults", "per_page", "page_size", "pageSize", "size")
 OFFSET_PARAMS = ("sysparm_offset", "offset", "startAt", "start", "skip")
 PAGE_PARAMS = ("page", "pageNumber", "page_number")
@@ -62,9 +64,10 @@ def envelope_key(
     if key is None:
         return ("bare", None, None, None, None, None, False)
     assert isinstance(body, dict)
-    total = next((name for name in TOTAL_KEYS if name in body), None)
-    nxt = next((name for name in NEXT_KEYS if name in body), None)
-    done = next((name for name in DONE_KEYS if name in body), None)
+    present = body.keys() & _ENVELOPE_KEYS
+    total = next((name for name in TOTAL_KEYS if name in present), None) if present else None
+    nxt = next((name for name in NEXT_KEYS if name in present), None) if present else None
+    done = next((name for name in DONE_KEYS if name in present), None) if present else None
     attributes = bool(records) and isinstance(records[0].get("attributes"), dict)
     if many:
         return ("wrapped", None, key, total, nxt, done, attributes)

@@ -27,6 +27,8 @@ class Tally:
         self.samples += 1
         self.sessions.add(session)
         examples = self.examples
+        if len(examples) == EXAMPLES and example >= examples[-1]:
+            return
         if len(examples) < EXAMPLES:
             if example not in examples:
                 examples.append(example)

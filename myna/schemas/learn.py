@@ -154,13 +154,17 @@ class Group:
 def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) -> list[ServiceModel]:
     groups: dict[tuple[str, str], Group] = {}
     tokens: dict[str, tuple[str, Tally]] = {}
+    sites: dict[str, str] = {}
     for session, exchange in exchanges:
         if exchange.method.upper() in _IGNORED_METHODS or 300 <= exchange.status < 400:
             continue
-        segments = split_path(exchange.path)
-        site = site_of(exchange.host)
+        origin, path = _split_url(exchange.url)
+        segments = split_path(path)
+        site = sites.get(origin)
+        if site is None:
+            site = sites[origin] = site_of(origin.partition("://")[2])
         if _is_token_call(exchange, segments):
-            _, tally = tokens.setdefault(site, (exchange.path, Tally()))
+            _, tally = tokens.setdefault(site, (path, Tally()))
             tally.add(session, exchange.id)
             continue
         cut = api_base(segments)
@@ -332,8 +336,7 @@ class ServiceLearner:
             op.tally.add(obs.session, exchange.id)
             status = exchange.status
             op.statuses.setdefault(status, Tally()).add(obs.session, exchange.id)
-            split = urlsplit(exchange.url)
-            self.servers.add(f"{split.scheme}://{split.netloc}")
+            self.servers.add(_split_url(exchange.url)[0])
             for name, value in exchange.query:
                 shape = op.query.get(name)
                 if shape is None:
@@ -505,8 +508,10 @@ class ServiceLearner:
         """The records of one response to walk: as many as the resource's budget of values
         still allows, at least one (every response still counts as evidence)."""
         name = resource or ""
-        width = _size(records[len(records) // 2])
         walked = self.walked.get(name, 0)
+        if walked >= _LEAF_BUDGET:
+            return sampled(records, 1)
+        width = _size(records[len(records) // 2])
         count = max(1, min(ARRAY_SAMPLE, len(records), (_LEAF_BUDGET - walked) // width))
         self.walked[name] = walked + count * width
         return sampled(records, count)
@@ -1129,6 +1134,16 @@ def _size(value: Any) -> int:
     if isinstance(value, list):
         return 1 + sum(_size(item) for item in sampled(value))
     return 1
+
+
+def _split_url(url: str) -> tuple[str, str]:
+    """(`scheme://host`, path) of a URL, without the query; cheaper than `urlsplit`."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return "", url.split("?", 1)[0] or "/"
+    host, slash, path = rest.partition("/")
+    path = (slash + path).split("?", 1)[0].split("#", 1)[0]
+    return f"{scheme}://{host}", path or "/"
 
 
 def _page_fingerprint(records: list[dict[str, Any]], id_name: str | None) -> tuple[Any, ...] | None:

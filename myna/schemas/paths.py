@@ -16,6 +16,7 @@ order, so the templates do not depend on the order the exchanges came in.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -111,8 +112,43 @@ class Vote:
 
 @dataclass(frozen=True, slots=True)
 class Siblings:
+    """All children of one node, with the counts the rules need computed once per node
+    (a node may have thousands of id children; no rule may look at every pair)."""
+
     members: tuple[Sibling, ...]
     total_hits: int
+    shapes: Counter[int] = field(default_factory=Counter)
+    """How many siblings answered with each record shape."""
+    id_shapes: Counter[int] = field(default_factory=Counter)
+    """How many id-like siblings (by class or cross-reference) answered with each shape."""
+    id_word_looks: frozenset[str] = frozenset()
+    """Looks of cross-referenced words (`BUG` -> `A`)."""
+    literal_looks: Counter[str] = field(default_factory=Counter)
+    """Looks of words that are neither ids by class nor cross-referenced."""
+
+    @classmethod
+    def of(cls, members: tuple[Sibling, ...]) -> Siblings:
+        shapes: Counter[int] = Counter()
+        id_shapes: Counter[int] = Counter()
+        id_word_looks: set[str] = set()
+        literal_looks: Counter[str] = Counter()
+        for member in members:
+            shapes.update(member.shapes)
+            if member.value_class in ID_CLASSES or member.cross_referenced:
+                id_shapes.update(member.shapes)
+            if member.value_class == "word":
+                if member.cross_referenced:
+                    id_word_looks.add(_look(member.value))
+                else:
+                    literal_looks[_look(member.value)] += 1
+        return cls(
+            members,
+            sum(member.hits for member in members),
+            shapes,
+            id_shapes,
+            frozenset(id_word_looks),
+            literal_looks,
+        )
 
 
 Rule = Callable[[Sibling, Siblings], Iterator[Vote]]
@@ -158,40 +194,29 @@ def rule_sibling_cardinality(sibling: Sibling, siblings: Siblings) -> Iterator[V
 def rule_shared_shape(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:
     if not sibling.shapes:
         return
-    others = [other for other in siblings.members if other.value != sibling.value and other.shapes]
-    if not others:
-        return
-    shared = [other for other in others if other.shapes & sibling.shapes]
-    if any(other.value_class in ID_CLASSES or other.cross_referenced for other in shared):
+    is_id = sibling.value_class in ID_CLASSES or sibling.cross_referenced
+    own = 1 if is_id else 0
+    if any(siblings.id_shapes[shape] > own for shape in sibling.shapes):
         yield Vote(2, "answers with the same record shape as id-like siblings")
-    elif not shared and sibling.value_class == "word" and len(others) >= 1:
+        return
+    shared = any(siblings.shapes[shape] > 1 for shape in sibling.shapes)
+    others = sum(siblings.shapes.values()) - len(sibling.shapes)
+    if not shared and sibling.value_class == "word" and others > 0:
         yield Vote(-2, "answers with a record shape of its own")
 
 
 def rule_resembles_ids(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:
     if sibling.cross_referenced or sibling.value_class != "word":
         return
-    look = _look(sibling.value)
-    if any(
-        other.cross_referenced and other.value_class == "word" and _look(other.value) == look
-        for other in siblings.members
-    ):
+    if _look(sibling.value) in siblings.id_word_looks:
         yield Vote(2, "written like a sibling that is a known id")
 
 
 def rule_resembles_literals(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:
     if sibling.value_class != "word":
         return
-    look = _look(sibling.value)
-    alike = [
-        other
-        for other in siblings.members
-        if other.value != sibling.value
-        and other.value_class == "word"
-        and not other.cross_referenced
-        and _look(other.value) == look
-    ]
-    if len(alike) >= 2:
+    alike = siblings.literal_looks[_look(sibling.value)] - (0 if sibling.cross_referenced else 1)
+    if alike >= 2:
         yield Vote(-1, "written like its literal siblings")
 
 
@@ -291,7 +316,7 @@ def _template_node(
         )
         for value, child in sorted(node.children.items())
     )
-    siblings = Siblings(members, sum(member.hits for member in members))
+    siblings = Siblings.of(members)
     variable: list[str] = []
     for member in members:
         votes = judge(member, siblings)

@@ -29,7 +29,7 @@ ID_CLASSES: frozenset[ValueClass] = frozenset(
 )
 """Classes that on their own say "this segment is an identifier, not a route literal"."""
 
-_HEX = frozenset("0123456789abcdefABCDEF")
+_HEX32 = re.compile(r"[0-9a-fA-F]{32}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ULID = re.compile(r"[0-7][0-9A-HJKMNP-TV-Z]{25}")
 _SALESFORCE = re.compile(r"[a-zA-Z0-9]{15}(?:[A-Z0-5]{3})?")
@@ -48,7 +48,7 @@ def classify_segment(value: str) -> ValueClass:
         return "other"
     if value.isdigit():
         return "integer"
-    if length == 32 and all(char in _HEX for char in value):
+    if length == 32 and _HEX32.fullmatch(value):
         return "hex32"
     if length == 36 and value[8] == "-" and _UUID.fullmatch(value):
         return "uuid"
@@ -127,7 +127,7 @@ def string_format(value: str) -> Format | None:
             return "date-time"
         if length == 10 and value[4] == "-" and _DATE.fullmatch(value):
             return "date"
-        if length == 32 and all(char in _HEX for char in value):
+        if length == 32 and _HEX32.fullmatch(value):
             return "hex32"
         if length == 36 and value[8] == "-" and _UUID.fullmatch(value):
             return "uuid"
@@ -139,7 +139,7 @@ def string_format(value: str) -> Format | None:
             return "ipv4"
     if value == "true" or value == "false":
         return "boolean-string"
-    if length == 32 and all(char in _HEX for char in value):
+    if length == 32 and _HEX32.fullmatch(value):
         return "hex32"
     if length == 36 and value[8:9] == "-" and _UUID.fullmatch(value):
         return "uuid"

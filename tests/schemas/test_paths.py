@@ -141,7 +141,7 @@ def test_a_username_that_is_also_a_route_stays_a_route() -> None:
 def test_siblings_sharing_a_response_shape_with_ids_are_ids() -> None:
     sibling = Sibling("alpha", "word", 1, frozenset({7}), "widgets", False)
     known = Sibling("42", "integer", 1, frozenset({7}), "widgets", False)
-    votes = judge(sibling, Siblings((sibling, known), 2))
+    votes = judge(sibling, Siblings.of((sibling, known)))
 
     assert any("same record shape" in vote.reason for vote in votes)
 
@@ -149,7 +149,7 @@ def test_siblings_sharing_a_response_shape_with_ids_are_ids() -> None:
 def test_sibling_with_a_shape_of_its_own_is_a_resource() -> None:
     one = Sibling("incident", "word", 1, frozenset({1}), "things", False)
     other = Sibling("problem", "word", 1, frozenset({2}), "things", False)
-    votes = judge(one, Siblings((one, other), 2))
+    votes = judge(one, Siblings.of((one, other)))
 
     assert any("record shape of its own" in vote.reason for vote in votes)
     assert sum(vote.weight for vote in votes) <= 0
