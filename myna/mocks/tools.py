@@ -31,6 +31,7 @@ from myna.errors import MockError
 from myna.schemas.model import (
     JsonSchema,
     Operation,
+    OperationKind,
     Parameter,
     Resource,
     ServiceModel,
@@ -85,12 +86,14 @@ class ToolSpec:
     method: str
     path: str
     arguments: tuple[ToolArgument, ...]
+    kind: OperationKind = "other"
     # Arguments not declared go into the body (flattened bodies that allow extra fields).
     open_body: bool = False
 
     @property
     def read_only(self) -> bool:
-        return self.method in ("GET", "HEAD", "OPTIONS")
+        """Reads only: a safe method, or a search sent by POST (`kind` query)."""
+        return self.method in ("GET", "HEAD", "OPTIONS") or self.kind in ("list", "get", "query")
 
     def openai(self) -> dict[str, Any]:
         """Chat Completions format: `{"type": "function", "function": {...}}`."""
@@ -303,6 +306,7 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         method=operation.method.upper(),
         path=operation.path,
         arguments=tuple(arguments),
+        kind=operation.kind,
         open_body=open_body,
     )
 

@@ -276,6 +276,7 @@ def test_a_soql_query_endpoint_says_how_to_query() -> None:
         ],
     )
     tool = Toolbox(model).tool("query")
+    assert tool.read_only
     assert tool.description == (
         "Run a SOQL query. HTTP GET /services/data/v60.0/query. Filter with a SOQL query in `q`."
     )
