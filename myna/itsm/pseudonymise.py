@@ -19,6 +19,9 @@ from faker import Faker
 __all__ = ["Persona", "Pseudonymiser"]
 
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_WORD = re.compile(r"\w+")
+# What may separate the words of one name in prose: blanks, dots, hyphens ("abel.tuter").
+_GAP = re.compile(r"[ \t._-]{1,3}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +57,9 @@ class Pseudonymiser:
         self._domain = domain
         self._faker = Faker("en_US")
         self._personas: dict[str, Persona] = {}
-        self._originals: dict[str, str] = {}
-        self._pattern: re.Pattern[str] | None = None
+        # First word of each original identity -> (its words, pseudonym), longest first.
+        self._by_first_word: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        self._known: set[tuple[str, ...]] = set()
 
     def persona(self, identity: str, *, also_known_as: str | None = None) -> Persona:
         """The persona of `identity`; `also_known_as` is a name the person goes by in free text
@@ -71,10 +75,14 @@ class Pseudonymiser:
         return known
 
     def _remember(self, original: str, persona: Persona) -> None:
-        folded = " ".join(original.split()).casefold()
-        if self._originals.get(folded) != persona.name:
-            self._originals[folded] = persona.name
-            self._pattern = None
+        words = tuple(word.casefold() for word in _WORD.findall(original))
+        # Very short identities ("al") would replace parts of ordinary prose.
+        if not words or len(" ".join(words)) <= 2 or words in self._known:
+            return
+        self._known.add(words)
+        entries = self._by_first_word.setdefault(words[0], [])
+        entries.append((words, persona.name))
+        entries.sort(key=lambda entry: len(entry[0]), reverse=True)
 
     def _new(self, normalised: str) -> Persona:
         digest = hmac.new(self._key, normalised.encode(), hashlib.sha256).digest()
@@ -96,15 +104,40 @@ class Pseudonymiser:
         """`text` with every original identity seen so far replaced by its pseudonym's name.
 
         Free text (descriptions, notes) often names the caller; only identities this
-        pseudonymiser has already mapped can be recognised.
+        pseudonymiser has already mapped can be recognised. Matching is word by word against an
+        index of first words, so its cost does not grow with the number of people.
         """
-        if not text:
+        if not text or not self._by_first_word:
             return text
-        if self._pattern is None:
-            # Longest first, so "Abel Tuter" wins over "Abel"; very short identities ("al")
-            # would replace parts of ordinary prose.
-            names = sorted((o for o in self._originals if len(o) > 2), key=len, reverse=True)
-            alternatives = "|".join(re.escape(name) for name in names) or r"(?!)"
-            self._pattern = re.compile(rf"\b(?:{alternatives})\b", re.IGNORECASE)
-        originals = self._originals
-        return self._pattern.sub(lambda match: originals.get(match[0].casefold(), match[0]), text)
+        words = list(_WORD.finditer(text))
+        pieces: list[str] = []
+        copied = position = 0
+        while position < len(words):
+            found = self._match(text, words, position)
+            if found is None:
+                position += 1
+                continue
+            length, pseudonym = found
+            pieces += [text[copied : words[position].start()], pseudonym]
+            copied = words[position + length - 1].end()
+            position += length
+        pieces.append(text[copied:])
+        return "".join(pieces)
+
+    def _match(
+        self, text: str, words: list[re.Match[str]], position: int
+    ) -> tuple[int, str] | None:
+        """The longest identity starting at word `position`: its length in words and pseudonym."""
+        for names, pseudonym in self._by_first_word.get(words[position][0].casefold(), ()):
+            end = position + len(names)
+            if end > len(words):
+                continue
+            if all(
+                words[position + k][0].casefold() == names[k]
+                and _GAP.fullmatch(
+                    text[words[position + k - 1].end() : words[position + k].start()]
+                )
+                for k in range(1, len(names))
+            ):
+                return len(names), pseudonym
+        return None

@@ -97,3 +97,21 @@ def test_people_named_in_notes_before_they_appear_in_a_reference_are_still_scrub
     assert "Beth Anglin" not in dumped
     # Source sys_ids are replaced too: they would link the pseudonym back to the instance.
     assert "a" * 32 not in dumped
+
+
+@pytest.mark.parametrize(
+    ("text", "replaced"),
+    [
+        ("Abel Tuter called", True),
+        ("abel.tuter called", True),
+        ("Abel\\nTuter called", False),
+        ("Abel Tutering called", False),
+        ("Abel called", False),
+    ],
+    ids=["blank", "user-name-dot", "line-break", "longer-word", "first-name-only"],
+)
+def test_scrubbing_matches_whole_names_word_by_word(text: str, replaced: bool) -> None:
+    pseudonymiser = Pseudonymiser("k1")
+    persona = pseudonymiser.persona("Abel Tuter")
+    scrubbed = pseudonymiser.scrub(text.replace("\\n", "\n"))
+    assert (persona.name in scrubbed) is replaced
