@@ -247,7 +247,7 @@ class Incident:
 
     @property
     def groups_over_time(self) -> tuple[str, ...]:
-        """Every assignment group the incident passed through, in order, without repeats."""
+        """Every assignment group the incident passed through, in order (a return counts again)."""
         seen: list[str] = []
         for group in (r.to_group for r in self.reassignments):
             if group is not None and (not seen or seen[-1] != group):
