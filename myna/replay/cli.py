@@ -76,6 +76,7 @@ def build_command(
         factory=MockWorlds(model),
         model_ref=ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve())),
         tools=tuple(ToolTranslator(model).names()),
+        translate=ToolTranslator(model),
         source_file=str(failures),
         distractors=distractors,
     )

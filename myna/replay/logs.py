@@ -7,7 +7,9 @@ Myna reads these fields of a `myna.traces.Session`:
 - `feedback`: free text (a user's complaint, a reviewer's note, a corrected answer), parsed by the
   heuristics in `myna.replay.classify`;
 - `events`: exchanges (method, path, query, JSON request body, status, JSON response body), and
-  tool calls when a tool translator is given; the last assistant message is the final answer;
+  tool calls when a tool translator is given; the last assistant message is the final answer.
+  The mock's own call logs (`myna.mocks.calllog.to_session`) are read too: their world-scoped
+  paths (`/worlds/<id>/...`) are the service's paths;
 - `metadata["expected"]` (optional): a corrected outcome, structured (see `Expected`).
 """
 
@@ -27,6 +29,7 @@ from myna.schemas.model import Operation, ServiceModel
 from myna.traces.model import Exchange, Session, ToolCall
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+WORLD_PREFIX = "/worlds/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +83,17 @@ def logged_calls(
 
 def _from_exchange(index: int, exchange: Exchange, routes: Routes) -> LoggedCall:
     method = exchange.method.upper()
-    matched = routes.match(method, exchange.path)
+    path = exchange.path
+    matched = routes.match(method, path)
+    if matched is None and path.startswith(WORLD_PREFIX):
+        # The mock's own call log: world-scoped paths are the service's paths under /worlds/<id>.
+        path = "/" + path[len(WORLD_PREFIX) :].partition("/")[2]
+        matched = routes.match(method, path)
     operation, params = matched if matched is not None else (None, {})
     return LoggedCall(
         index,
         method,
-        exchange.path,
+        path,
         dict(exchange.query),
         exchange.request_body.value if exchange.request_body.is_json else None,
         exchange.status,

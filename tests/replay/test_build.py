@@ -25,7 +25,7 @@ from myna.replay.sample_logs import (
     incident_model,
     write_samples,
 )
-from myna.traces.model import Body, Exchange, Message, Session
+from myna.traces.model import Body, Exchange, Message, Session, ToolCall
 
 MODEL = incident_model()
 
@@ -361,3 +361,52 @@ def test_classification_rules(call: LoggedCall, expected: str) -> None:
     found = classify(evidence)
     assert found is not None
     assert found.failure_class == expected
+
+
+def test_agent_transcripts_with_tool_calls_are_read_through_the_tools(worlds: MockWorlds) -> None:
+    target = INCIDENTS["INC0010002"]
+    task = Message(id="m0", role="user", text="Resolve INC0010002.")
+    read = ToolCall(
+        id="t1",
+        name="get_incident",
+        arguments={"sys_id": target},
+        result={"result": DESK["INC0010002"]},
+    )
+    refused = ToolCall(
+        id="t2",
+        name="update_incident",
+        arguments={"sys_id": target, "state": "6"},
+        error="mandatory: close_code, close_notes",
+    )
+    session = Session(
+        id="transcript", events=[task, read, refused], task=task.text, outcome="failure"
+    )
+    report = build([session], _builder(worlds, translate=ToolTranslator(MODEL)))
+    [episode] = report.episodes
+    assert (episode.provenance.failure_class, episode.provenance.step_index) == (
+        "constraint_violation",
+        2,
+    )
+
+
+def test_the_mocks_own_call_log_is_valid_input(worlds: MockWorlds) -> None:
+    from myna.mocks.calllog import to_session
+    from myna.replay.episode import Environment
+
+    environment = Environment(
+        model=ModelRef(path="m"),
+        initial_world={"incident": [DESK["INC0010002"]]},
+        id_fields={"incident": "sys_id"},
+    )
+    world = worlds.open(environment)
+    target = f"{TABLE}/incident/{INCIDENTS['INC0010002']}"
+    world.client.request("GET", target)
+    assert world.client.request("PATCH", target, json={"state": "6"}).status == 400
+    session = to_session(world.world, world.calls())
+    world.close()
+    session.task, session.outcome = "Resolve INC0010002.", "failure"
+    [episode] = build([session], _builder(worlds)).episodes
+    assert episode.provenance.failure_class == "constraint_violation"
+    [failing] = episode.provenance.failing_calls
+    assert isinstance(failing, HttpStep)
+    assert failing.path == target

@@ -30,7 +30,16 @@ from myna.replay.episode import (
     RecordExists,
     Verifier,
 )
-from myna.replay.verify import CallRecord, Outcome, make_outcome, register_python_check, verify
+from myna.replay.verify import (
+    Base,
+    CallRecord,
+    Outcome,
+    WorldView,
+    make_outcome,
+    matches,
+    register_python_check,
+    verify,
+)
 from tests.replay.conftest import A1, A2, incident_world
 
 ENV = Environment(
@@ -354,3 +363,27 @@ def test_reward_is_between_zero_and_one_and_one_only_when_all_pass(
     assert 0.0 <= result.reward <= 1.0
     assert result.passed == all(outcomes[: len(weights)])
     assert (result.reward == pytest.approx(1.0)) == result.passed
+
+
+_values = st.sampled_from(["1", "2", "", None, 2, {"link": "l", "value": "1"}])
+_records = st.dictionaries(st.sampled_from(["state", "priority"]), _values, max_size=2)
+
+
+@given(
+    base=st.dictionaries(st.sampled_from([f"r{i}" for i in range(6)]), _records, max_size=6),
+    overlay=st.dictionaries(
+        st.sampled_from([f"r{i}" for i in range(9)]), st.none() | _records, max_size=5
+    ),
+    where=st.dictionaries(st.sampled_from(["state", "priority"]), _values, max_size=2),
+)
+def test_indexed_selection_equals_scanning_the_merged_world(
+    base: dict[str, dict[str, Any]], overlay: dict[str, Any], where: dict[str, Any]
+) -> None:
+    view = WorldView(Base({"incident": base}), {"incident": overlay})
+    merged = {**base, **{k: v for k, v in overlay.items() if v is not None}}
+    for record_id, record in overlay.items():
+        if record is None:
+            merged.pop(record_id, None)
+    scanned = sorted(rid for rid, record in merged.items() if matches(record, where))
+    assert sorted(rid for rid, _ in view.select("incident", where)) == scanned
+    assert dict(view["incident"]) == merged
