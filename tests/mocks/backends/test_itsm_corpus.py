@@ -436,3 +436,32 @@ def test_a_batch_serves_each_request_and_encodes_the_answers(desk: Desk) -> None
     patched, missing = answer["serviced_requests"]
     assert (patched["id"], patched["status_code"], missing["status_code"]) == ("a", 200, 404)
     assert json.loads(base64.b64decode(patched["body"]))["result"]["priority"] == "3"
+
+
+def test_a_problem_resolves_only_with_a_resolution_code_and_fix_notes(desk: Desk) -> None:
+    created = desk.call("POST", "/api/now/table/problem", {"short_description": "relay stalls"})
+    problem = created.body.value["result"]
+    assert (problem["number"], problem["state"], problem["problem_state"]) == (
+        "PRB0010001",
+        "101",
+        "101",
+    )
+    incident = desk.incident()
+    desk.patch(incident["sys_id"], problem_id=problem["sys_id"])
+    assert desk.instance.rows["problem"][problem["sys_id"]]["related_incidents"] == "1"
+    path = f"/api/now/table/problem/{problem['sys_id']}"
+    refused = desk.call("PATCH", path, {"state": "106", "resolution_code": "fix_applied"})
+    assert refused.body.value["error"]["detail"].endswith("mandatory: Fix notes")
+    resolved = desk.call(
+        "PATCH", path, {"state": "106", "resolution_code": "fix_applied", "fix_notes": "Patched."}
+    ).body.value["result"]
+    assert (resolved["state"], resolved["problem_state"]) == ("106", "106")
+    assert resolved["resolved_by"]["value"] == desk.ids["ana"]
+
+
+def test_a_closed_change_refuses_further_edits(desk: Desk) -> None:
+    created = desk.call("POST", "/api/now/table/change_request", {"short_description": "c"})
+    path = f"/api/now/table/change_request/{created.body.value['result']['sys_id']}"
+    canceled = desk.call("PATCH", path, {"state": "4"}).body.value["result"]
+    assert (canceled["state"], canceled["active"]) == ("4", "false")
+    assert desk.call("PATCH", path, {"state": "-5"}).status == 403
