@@ -1,27 +1,35 @@
-"""The HTTP shell: a FastAPI app whose one catch-all route hands every request to `Mock.handle`.
+"""The HTTP shell: a FastAPI app with the mock mounted as one plain ASGI handler at the root.
 
-Routing, auth, validation and rendering all live in the dispatcher, so this file only translates
-Starlette's request into a `MockRequest` and the `MockResponse` back. FastAPI's own generated
+Routing, auth, validation and rendering all live in the dispatcher, so this file only turns the
+ASGI scope and body into a `MockRequest` and the `MockResponse` back into ASGI messages. It skips
+Starlette's Request/Response objects and FastAPI's dependency solving on purpose: they would
+double the cost of a request whose real work takes tens of microseconds. FastAPI's generated
 OpenAPI and docs are off: `/openapi.json` is the service as modelled, served by the dispatcher.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.rejection import Rejection
 from myna.mocks.runtime import Mock
 
-__all__ = ["create_app"]
+__all__ = ["MockAsgi", "create_app"]
 
-_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 
 
 def create_app(mock: Mock, *, threadpool: bool = False) -> FastAPI:
-    """The mock as an ASGI app.
+    """The mock as a FastAPI app.
 
     By default the dispatcher runs on the event loop: with embedded SQLite a request is tens of
     microseconds of CPU, less than a thread hop costs. Pass `threadpool=True` when the store
@@ -34,33 +42,90 @@ def create_app(mock: Mock, *, threadpool: bool = False) -> FastAPI:
         redoc_url=None,
     )
     app.state.mock = mock
-
-    @app.api_route("/{path:path}", methods=_METHODS, include_in_schema=False)
-    async def serve(request: Request) -> Response:
-        scope = request.scope
-        mock_request = MockRequest(
-            method=request.method,
-            path=scope["path"],
-            query=request.query_params.multi_items(),
-            headers={
-                name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
-            },
-            body=await request.body(),
-            base_url=str(request.base_url).rstrip("/"),
-        )
-        if threadpool:
-            response = await run_in_threadpool(mock.handle, mock_request)
-        else:
-            response = mock.handle(mock_request)
-        if response.delay > 0:
-            await asyncio.sleep(response.delay)
-        return _starlette(response)
-
+    app.mount("/", MockAsgi(mock, threadpool=threadpool))
     return app
 
 
-def _starlette(response: MockResponse) -> Response:
-    out = Response(content=response.body, status_code=response.status)
-    for name, value in response.headers:
-        out.headers.append(name, value)
-    return out
+class MockAsgi:
+    """A bare ASGI application around `Mock.handle`."""
+
+    def __init__(self, mock: Mock, *, threadpool: bool = False) -> None:
+        self.mock = mock
+        self.threadpool = threadpool
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # lifespan and websockets: nothing to do
+        request = _request(scope, await _body(receive, self.mock.max_body_bytes))
+        if isinstance(request, Rejection):
+            response = self.mock.error_response(request)
+        elif self.threadpool:
+            response = await run_in_threadpool(self.mock.handle, request)
+        else:
+            response = self.mock.handle(request)
+        if response.delay > 0:
+            await asyncio.sleep(response.delay)
+        await _send(send, response)
+
+
+def _request(scope: Scope, body: bytes | Rejection) -> MockRequest | Rejection:
+    if isinstance(body, Rejection):
+        return body
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    query_string: bytes = scope.get("query_string", b"")
+    host = headers.get("host") or _server_host(scope)
+    # A mount at "/" leaves root_path empty; the full path is what the service's paths match.
+    return MockRequest(
+        method=scope["method"],
+        path=scope["path"],
+        query=_query(query_string),
+        headers=headers,
+        body=body,
+        base_url=f"{scope.get('scheme', 'http')}://{host}",
+    )
+
+
+def _query(raw: bytes) -> list[tuple[str, str]]:
+    if not raw:
+        return []
+    from urllib.parse import parse_qsl
+
+    return parse_qsl(raw.decode("latin-1"), keep_blank_values=True)
+
+
+def _server_host(scope: Scope) -> str:
+    server = scope.get("server")
+    if not server:
+        return "localhost"
+    host, port = server
+    return f"{host}:{port}"
+
+
+async def _body(receive: Receive, limit: int) -> bytes | Rejection:
+    """The whole request body; past `limit` the rest is drained and the request refused (413)."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size <= limit:
+            chunks.append(chunk)
+        more = message.get("more_body", False)
+    if size > limit:
+        return Rejection(413, f"request body is over the limit of {limit} bytes")
+    return b"".join(chunks)
+
+
+async def _send(send: Send, response: MockResponse) -> None:
+    body = response.body
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in response.headers
+    ]
+    headers.append((b"content-length", str(len(body)).encode("ascii")))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
