@@ -67,7 +67,10 @@ def test_registering_a_second_back_end_of_the_same_name_is_refused() -> None:
     "type 'dict'); model.yaml was learned with that one call made to stringify them",
 )
 def test_learning_the_corpus_into_the_overlay_reproduces_the_shipped_model() -> None:
-    assert dumps(BACKENDS["itsm"].learn()) == SHIPPED.read_text(encoding="utf-8")
+    assert dumps(BACKENDS["itsm"].learn()) == SHIPPED.read_text(encoding="utf-8"), (
+        "regenerate: myna learn myna/mocks/backends/itsm/corpus.jsonl --service itsm "
+        "--update myna/mocks/backends/itsm/overlay.yaml -o myna/mocks/backends/itsm/model.yaml"
+    )
 
 
 SERVED = sorted(set(TABLES) - {"sys_attachment"})

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
+from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -187,7 +188,6 @@ def error_reply(refusal: Refused) -> Reply:
 _TABLE_PATH: Final = re.compile(r"^/api/now/(?:v[12]/)?table/([^/]+)(?:/([^/]+))?$")
 _ATTACHMENT_PATH: Final = re.compile(r"^/api/now/(?:v1/)?attachment(?:/([^/]+))?(?:/(file))?$")
 _BATCH_PATH: Final = re.compile(r"^/api/now/(?:v1/)?batch$")
-_STATUS_TEXT: Final = {200: "OK", 201: "Created", 204: "No Content", 400: "Bad Request"}
 
 
 class Instance:
@@ -382,7 +382,7 @@ class Instance:
         out: dict[str, Any] = {}
         for field_name in wanted or spec.names:
             if "." in field_name:
-                value, shown = self._walk(name, row, field_name)
+                value, shown = self.walk(name, row, field_name)
                 out[field_name] = _pick(mode, value, shown)
             elif field_name in spec.names:
                 out[field_name] = self._render_column(spec.column(field_name), row, mode, bare)
@@ -420,7 +420,8 @@ class Instance:
             return self.journal_text(row["sys_id"], column.name)
         return value
 
-    def _walk(self, name: str, row: Row, path: str) -> tuple[str, str]:
+    def walk(self, name: str, row: Row, path: str) -> tuple[str, str]:
+        """Follow a dot-walked path (`caller_id.user_name`) to its value and display value."""
         head, _, rest = path.partition(".")
         column = table(name).column(head)
         if column.kind != "reference" or column.target is None:
@@ -430,7 +431,7 @@ class Instance:
             return "", ""
         target_table, target_row = found
         if "." in rest:
-            return self._walk(target_table, target_row, rest)
+            return self.walk(target_table, target_row, rest)
         target_column = table(target_table).column(rest)
         value = target_row.get(rest, "")
         if target_column.kind == "reference" and target_column.target is not None:
@@ -718,7 +719,7 @@ class Instance:
                     "id": item["id"],
                     "body": base64.b64encode(payload).decode(),
                     "status_code": reply.status,
-                    "status_text": _STATUS_TEXT.get(reply.status, "Error"),
+                    "status_text": HTTPStatus(reply.status).phrase,
                     "headers": [{"name": k, "value": v} for k, v in reply.headers],
                     "execution_time": 3,
                 }
@@ -907,7 +908,7 @@ def _predicate(field_path: str, operator: str, wanted: str, instance: Instance) 
     def value_of(row_table: str, row: Row) -> str:
         if "." not in field_path:
             return row.get(field_path, "")
-        return instance._walk(row_table, row, field_path)[0]
+        return instance.walk(row_table, row, field_path)[0]
 
     def test(row_table: str, row: Row) -> bool:
         value = value_of(row_table, row)

@@ -860,11 +860,3 @@ def table(name: str) -> Table:
     except KeyError:
         known = ", ".join(sorted(TABLES))
         raise ModelError(f"no table {name!r}; the ITSM back end has {known}") from None
-
-
-def label(table_name: str, column: str, value: str) -> str:
-    """The display value of a coded column: the choice label, or the value itself."""
-    spec = table(table_name).column(column)
-    if spec.choices is None:
-        return value
-    return CHOICES[spec.choices].get(value, value)
