@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -64,11 +65,15 @@ def looks_like_har(peek: Peek) -> bool:
 
 def read_har(source: Source) -> Iterator[Session]:
     """Yield the sessions of one HAR file (see the module docstring for the mapping)."""
-    scan = _LogScan(source)
+    prelude = _read_prelude(source)
+    source.file.seek(0)
     options = source.options
     buffers: dict[str, PartBuffer] = {}
+    buffered_events = buffered_bytes = 0
     index = -1
-    entries = ijson.items(scan.events(), _ENTRY_PREFIX)
+    # ijson's C backend builds each entry straight from the file: no Python code runs per JSON
+    # token, which is what keeps the reader near the parser's own speed.
+    entries = ijson.items(source.file, _ENTRY_PREFIX, use_float=True)
     while True:
         try:
             entry = next(entries)
@@ -94,86 +99,91 @@ def read_har(source: Source) -> Iterator[Session]:
         buffer = buffers.get(session_id)
         if buffer is None:
             buffer = buffers[session_id] = PartBuffer(
-                _session_header(session_id, pageref, scan, source),
+                _session_header(session_id, pageref, prelude, source),
                 options.part_events,
                 options.part_bytes,
             )
-        part = buffer.add(exchange, size)
-        if part is not None:
-            source.report.sessions += buffer.parts_yielded == 1
-            yield part
-    scan.check_complete()
+        buffer.hold(exchange, size)
+        buffered_events += 1
+        buffered_bytes += size
+        if buffered_events >= options.part_events or buffered_bytes >= options.part_bytes:
+            # The bound is on what all open sessions hold together: pages interleave, and a
+            # finished page's tail would otherwise wait in memory for the end of the file.
+            yield from _flush_all(buffers, source)
+            buffered_events = buffered_bytes = 0
+    yield from _flush_all(buffers, source)
+
+
+def _flush_all(buffers: dict[str, PartBuffer], source: Source) -> Iterator[Session]:
     for buffer in buffers.values():
         if buffer.events:
             source.report.sessions += buffer.parts_yielded == 0
             yield buffer.flush()
 
 
-class _LogScan:
-    """Passes entry events through to ijson's builder; keeps the small parts of `log` aside."""
+@dataclass(slots=True)
+class _Prelude:
+    """What precedes `log.entries`: the creator, the pages, Polly's recording name."""
 
-    def __init__(self, source: Source) -> None:
-        self.source = source
-        self.saw_log = False
-        self.saw_entries = False
-        self.pages: dict[str, dict[str, Any]] = {}
-        self.creator: dict[str, Any] = {}
-        self.recording: str | None = None
+    creator: dict[str, Any] = field(default_factory=dict)
+    pages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recording: str | None = None
 
-    def events(self) -> Iterator[tuple[str, str, Any]]:
-        builder: ijson.ObjectBuilder | None = None
-        target = ""
-        for prefix, event, value in ijson.parse(self.source.file, use_float=True):
-            if prefix.startswith("log.entries"):
-                if prefix == "log.entries" and event != "end_array":
-                    self._entries_start(event)
-                yield prefix, event, value
-            elif builder is not None:
+
+def _read_prelude(source: Source) -> _Prelude:
+    """Check the HAR's outer structure and collect the small members before `log.entries`.
+
+    Parsing stops at the start of `log.entries`, so this costs the prelude's size, not the
+    file's; only a file without entries is read to its end (to say so).
+    """
+    prelude = _Prelude()
+    builder: ijson.ObjectBuilder | None = None
+    target = ""
+    try:
+        for prefix, event, value in ijson.parse(source.file, use_float=True):
+            if builder is not None:
                 builder.event(event, value)
                 if prefix == target and event == "end_map":
-                    self._keep(target, builder.value)
+                    _keep(prelude, target, builder.value)
                     builder = None
+            elif prefix == "log.entries":
+                if event != "start_array":
+                    raise source.error("expected an array", field="log.entries")
+                return prelude
             elif prefix in ("log.pages.item", "log.creator") and event == "start_map":
                 builder, target = ijson.ObjectBuilder(), prefix
                 builder.event(event, value)
             elif prefix == "log._recordingName" and event == "string":
-                self.recording = value
-            elif prefix in ("", "log") and event not in ("map_key", "end_map"):
-                self._container(prefix, event)
-
-    def _entries_start(self, event: str) -> None:
-        if event != "start_array":
-            raise self.source.error("expected an array", field="log.entries")
-        self.saw_entries = True
-
-    def _container(self, prefix: str, event: str) -> None:
-        if event != "start_map":
-            what = "the top level" if prefix == "" else "`log`"
-            raise self.source.error(f"not a HAR file: {what} must be a JSON object", field=prefix)
-        self.saw_log = self.saw_log or prefix == "log"
-
-    def _keep(self, target: str, value: Any) -> None:
-        if target == "log.creator":
-            self.creator = value
-        elif isinstance(value.get("id"), str):
-            self.pages[value["id"]] = value
-
-    def check_complete(self) -> None:
-        if not self.saw_log:
-            raise self.source.error("not a HAR file: no `log` object", field="log")
-        if not self.saw_entries:
-            raise self.source.error("HAR has no `log.entries` array", field="log.entries")
+                prelude.recording = value
+            elif prefix in ("", "log") and event not in ("map_key", "end_map", "start_map"):
+                what = "the top level" if prefix == "" else "`log`"
+                raise source.error(f"not a HAR file: {what} must be a JSON object", field=prefix)
+    except ijson.JSONError as error:
+        raise source.error(
+            f"invalid or truncated JSON near byte {source.file.tell()}: {_first_line(error)}",
+            field="log",
+        ) from None
+    raise source.error("HAR has no `log.entries` array", field="log.entries")
 
 
-def _session_header(session_id: str, pageref: Any, scan: _LogScan, source: Source) -> Session:
+def _keep(prelude: _Prelude, target: str, value: Any) -> None:
+    if target == "log.creator":
+        prelude.creator = value
+    elif isinstance(value.get("id"), str):
+        prelude.pages[value["id"]] = value
+
+
+def _session_header(session_id: str, pageref: Any, prelude: _Prelude, source: Source) -> Session:
     metadata: dict[str, Any] = {"format": "har"}
-    if scan.creator.get("name"):
-        metadata["creator"] = f"{scan.creator['name']} {scan.creator.get('version', '')}".strip()
-    if scan.recording:
-        metadata["recording"] = scan.recording
+    if prelude.creator.get("name"):
+        metadata["creator"] = (
+            f"{prelude.creator['name']} {prelude.creator.get('version', '')}".strip()
+        )
+    if prelude.recording:
+        metadata["recording"] = prelude.recording
     if pageref:
         metadata["page"] = str(pageref)
-        page = scan.pages.get(str(pageref))
+        page = prelude.pages.get(str(pageref))
         if page and page.get("title"):
             metadata["title"] = page["title"]
     return Session(id=session_id, source=source.name, metadata=metadata)

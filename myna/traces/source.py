@@ -113,11 +113,15 @@ class PartBuffer:
 
     def add(self, event: Event, size: int) -> Session | None:
         """Add an event of roughly `size` bytes; returns a full part when one is ready."""
-        self.events.append(event)
-        self.size += size
+        self.hold(event, size)
         if len(self.events) >= self.max_events or self.size >= self.max_bytes:
             return self.flush()
         return None
+
+    def hold(self, event: Event, size: int) -> None:
+        """Add an event without checking the bounds (the caller bounds several buffers at once)."""
+        self.events.append(event)
+        self.size += size
 
     def flush(self) -> Session:
         header = self.header

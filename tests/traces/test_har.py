@@ -152,6 +152,24 @@ def test_long_sessions_are_yielded_in_parts_sharing_the_id(write_json: WriteFile
     assert stream.report.sessions == 1
 
 
+def test_open_pages_together_hold_at_most_one_part(write_json: WriteFile) -> None:
+    pages = ["p1", "p2", "p1", "p3", "p3", "p2"]
+    path = write_json("pages.har", har([entry(pageref=page) for page in pages]))
+
+    stream = read(path, options=ReadOptions(part_events=2))
+    parts = [(part.id, [e.id for e in part.events]) for part in stream]
+
+    assert parts == [
+        ("pages/p1", ["pages#0"]),
+        ("pages/p2", ["pages#1"]),
+        ("pages/p1", ["pages#2"]),
+        ("pages/p3", ["pages#3"]),
+        ("pages/p2", ["pages#5"]),
+        ("pages/p3", ["pages#4"]),
+    ]
+    assert stream.report.sessions == 3
+
+
 @pytest.mark.parametrize(
     ("content", "entry_index", "expected"),
     [

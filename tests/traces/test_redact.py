@@ -9,6 +9,7 @@ import pytest
 from myna.traces import ReadOptions, read
 from myna.traces.redact import (
     is_secret_key,
+    json_may_hold_secrets,
     redact_header,
     redact_json,
     redact_query_string,
@@ -133,6 +134,23 @@ def test_urls_lose_user_info_passwords_and_secret_parameters() -> None:
 )
 def test_json_bodies(body: Any, expected: Any) -> None:
     assert redact_json(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "walk"),
+    [
+        ('{"password": "x"}', True),
+        ('{"auth": {"Access_Token" : "x"}}', True),
+        ('{"key": "BUG-10"}', True),
+        ('{"pass\\"word": 1}', True),
+        ('{"short_description": "password reset for the VPN"}', False),
+        ('["token", "secret"]', False),
+        ('{"result": [{"sys_id": "9d38", "state": "2"}]}', False),
+    ],
+    ids=["key", "nested-key", "broad-fragment", "escaped-quote", "in-value", "in-array", "none"],
+)
+def test_raw_text_precheck_walks_whenever_a_key_may_be_secret(text: str, walk: bool) -> None:
+    assert json_may_hold_secrets(text) is walk
 
 
 def test_import_redacts_every_place_a_credential_can_hide(write_json: WriteFile) -> None:
