@@ -21,9 +21,27 @@ HOST = "https://dev123456.service-now.com"
 TABLES = ("incident", "sys_user", "sys_user_group", "change_request", "cmdb_ci_server")
 STATES = ("1", "2", "3", "6", "7")
 WORDS = (
-    "email vpn printer outage password reset laptop network slow login error "
-    "server disk full access request database timeout certificate expired"
-).split()  # noqa: SIM905  (a sentence reads better than forty quoted words)
+    "email",
+    "vpn",
+    "printer",
+    "outage",
+    "password",
+    "reset",
+    "laptop",
+    "network",
+    "slow",
+    "login",
+    "error",
+    "server",
+    "disk",
+    "full",
+    "access",
+    "request",
+    "database",
+    "timeout",
+    "certificate",
+    "expired",
+)
 
 
 def sys_id(rng: random.Random) -> str:
