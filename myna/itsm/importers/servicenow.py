@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from myna.errors import InputError
 from myna.itsm.importers.builder import HistoryBuilder, is_sys_id
@@ -76,6 +76,8 @@ LABELS = {
     "planned_start_date": "start_date",
     "planned_end_date": "end_date",
 }
+T = TypeVar("T")
+
 COLUMNS = frozenset({"number", "short_description"})
 
 _PREFIX_TABLES = {"INC": "incident", "PRB": "problem", "CHG": "change_request"}
@@ -118,14 +120,25 @@ class _Record:
 
 
 def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
-    metadata: dict[str, str] = {}
     if path.suffix.lower() == ".json":
-        records: Iterator[_Record] = _json_records(path)
-    else:
-        records, metadata = _csv_records(path)
+        _import(_json_records(path), path, builder)
+        return {}
+    with path.open(newline="", encoding="utf-8-sig") as stream:
+        header = read_header(stream, path)
+        index = column_index(header, LABELS)
+        records = (
+            _Record(line, {name: _cell(cells[at]) for name, at in index.items() if at < len(cells)})
+            for line, cells in rows(stream, header)
+        )
+        _import(records, path, builder)
+    return header.metadata
+
+
+def _import(records: Iterable[_Record], path: Path, builder: HistoryBuilder) -> None:
     for record in records:
         builder.report.rows += 1
-        if record.text("number") is None:
+        number = record.text("number")
+        if number is None:
             builder.report.add(
                 record.line, "number", "", "unmapped", "a record without a number; not imported"
             )
@@ -141,32 +154,11 @@ def read(path: Path, builder: HistoryBuilder) -> dict[str, str]:
             builder.report.add(
                 record.line,
                 "number",
-                record.text("number") or "",
+                number,
                 "unmapped",
                 "not an incident, problem or change request (by sys_class_name or number prefix); "
                 "record not imported",
             )
-    return metadata
-
-
-def _csv_records(path: Path) -> tuple[Iterator[_Record], dict[str, str]]:
-    stream = path.open(newline="", encoding="utf-8-sig")
-    header = read_header(stream, path)
-    index = column_index(header, LABELS)
-
-    def generate() -> Iterator[_Record]:
-        with stream:
-            for line, cells in rows(stream, header):
-                yield _Record(
-                    line,
-                    {
-                        name: _cell(cells[position])
-                        for name, position in index.items()
-                        if position < len(cells)
-                    },
-                )
-
-    return generate(), header.metadata
 
 
 def _cell(text: str) -> _Value:
@@ -233,17 +225,9 @@ def _table_of(record: _Record) -> str | None:
     return _PREFIX_TABLES.get(number[:3].upper())
 
 
-def _date(record: _Record, name: str, builder: HistoryBuilder) -> datetime | None:
-    raw = record.get(name).value
-    try:
-        return parse_datetime(raw)
-    except ValueError as invalid:
-        assert raw is not None
-        builder.report.add(record.line, name, raw, "invalid", f"{invalid}; left empty")
-        return None
-
-
-def _parse(record: _Record, name: str, parse: Any, builder: HistoryBuilder) -> Any:
+def _parse(
+    record: _Record, name: str, parse: Callable[[str | None], T | None], builder: HistoryBuilder
+) -> T | None:
     raw = record.get(name).value
     try:
         return parse(raw)
@@ -251,6 +235,10 @@ def _parse(record: _Record, name: str, parse: Any, builder: HistoryBuilder) -> A
         assert raw is not None
         builder.report.add(record.line, name, raw, "invalid", f"{invalid}; left empty")
         return None
+
+
+def _date(record: _Record, name: str, builder: HistoryBuilder) -> datetime | None:
+    return _parse(record, name, parse_datetime, builder)
 
 
 def _user(record: _Record, name: str, role: str, builder: HistoryBuilder) -> str | None:
