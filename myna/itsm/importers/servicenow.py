@@ -30,9 +30,9 @@ from myna.itsm.importers.model import (
     stable_sys_id,
 )
 from myna.itsm.importers.table import column_index, normalise_column, read_header, rows
-from myna.itsm.importers.uci import MISSING_CLOSE_CODE
 from myna.itsm.importers.values import (
     CHANGE_STATES,
+    MISSING_CLOSE_CODE,
     PROBLEM_STATES,
     SERVICENOW_CATEGORIES,
     HoldReason,

@@ -18,6 +18,7 @@ from myna.itsm.importers.lifecycle import Snapshot, rebuild
 from myna.itsm.importers.model import Incident, Resolution, StateChange, stable_sys_id
 from myna.itsm.importers.table import Cells, column_index, read_header, rows
 from myna.itsm.importers.values import (
+    MISSING_CLOSE_CODE,
     HoldReason,
     IncidentState,
     close_code,
@@ -36,8 +37,6 @@ REQUIRED_COLUMNS = frozenset(
 # Columns with no incident field of the same meaning in ServiceNow's base system: a value in one
 # is reported (once per distinct value) rather than dropped unremarked.
 UNMAPPED_COLUMNS = {"vendor": "the vendor is not an incident field in ServiceNow's base system"}
-
-MISSING_CLOSE_CODE = "resolved without a close code, which ServiceNow requires to resolve"
 
 _INACTIVE = (IncidentState.CLOSED, IncidentState.CANCELED)
 

@@ -306,6 +306,9 @@ BPIC_CLOSE_CODES = {
 }
 
 
+MISSING_CLOSE_CODE = "resolved without a close code, which ServiceNow requires to resolve"
+
+
 def close_code(value: str | None) -> tuple[str | None, bool]:
     """The close code in ServiceNow's vocabulary and whether it is one; unknown codes unchanged."""
     text = clean(value)
