@@ -813,7 +813,7 @@ def _sort_key(name: str, key: str, row: Row) -> tuple[int, float, str]:
             return (0, float(value), "")
         except ValueError:
             pass
-    return (1, 0.0, value)
+    return (1, 0.0, value.lower())
 
 
 def _image_size(data: bytes, content_type: str) -> dict[str, str]:
@@ -918,15 +918,16 @@ def _predicate(field_path: str, operator: str, wanted: str, instance: Instance) 
 
 
 def _compare(operator: str, value: str, wanted: str) -> bool:
+    # String comparisons are case-insensitive, as on ServiceNow's MySQL-backed instances.
     low, target = value.lower(), wanted.lower()
     if operator == "ISEMPTY":
         return value == ""
     if operator == "ISNOTEMPTY":
         return value != ""
     if operator == "=":
-        return value == wanted
+        return low == target
     if operator == "!=":
-        return value != wanted
+        return low != target
     if operator == "LIKE":
         return target in low
     if operator == "NOT LIKE":
@@ -936,9 +937,9 @@ def _compare(operator: str, value: str, wanted: str) -> bool:
     if operator == "ENDSWITH":
         return low.endswith(target)
     if operator == "IN":
-        return value in wanted.split(",")
+        return low in target.split(",")
     if operator == "NOT IN":
-        return value not in wanted.split(",")
+        return low not in target.split(",")
     if operator == "BETWEEN":
         start, _, end = wanted.partition("@")
         return _ordered(start, value) and _ordered(value, end)
