@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from jsonschema import Draft202012Validator
-
+from myna.mocks.validation import SchemaCheck
 from myna.schemas.model import (
     Conventions,
     FieldSpec,
@@ -25,7 +24,7 @@ from myna.schemas.model import (
     StateMachine,
 )
 
-Validator: TypeAlias = Draft202012Validator
+Validator: TypeAlias = SchemaCheck
 
 _CREATE_STAMP = re.compile(r"(creat|open|insert)", re.IGNORECASE)
 _COUNTER = re.compile(r"(mod_?count|version|revision)$", re.IGNORECASE)
@@ -54,7 +53,6 @@ class ResourceContract:
     update_validator: Validator
     create_schema: JsonSchema
     update_schema: JsonSchema
-    record_validator: Validator
     ignored_on_write: frozenset[str]
     refused_on_write: frozenset[str]
     references: dict[str, Reference]
@@ -138,7 +136,6 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
         update_validator=_request_validator(update_schema),
         create_schema=create_schema,
         update_schema=update_schema,
-        record_validator=Validator(record_schema),
         ignored_on_write=frozenset(ignored),
         refused_on_write=frozenset(refused),
         references=references,
@@ -172,7 +169,7 @@ def compile_operation(
         if request_schema is not None
         else None,
         response_schema=response_schema,
-        response_validator=Validator(response_schema) if response_schema is not None else None,
+        response_validator=SchemaCheck(response_schema) if response_schema is not None else None,
         id_param=id_param,
     )
 
@@ -180,7 +177,7 @@ def compile_operation(
 def _request_validator(schema: JsonSchema) -> Validator:
     # Formats (email, uuid, date-time...) are checked on the way in so that what the mock
     # stores, and later answers with, keeps to the schema the model publishes.
-    return Validator(schema, format_checker=Validator.FORMAT_CHECKER)
+    return SchemaCheck(schema, formats=True)
 
 
 def item_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
