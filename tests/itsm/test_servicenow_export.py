@@ -86,7 +86,10 @@ def test_an_export_with_column_labels_reads_like_one_with_field_names(
     (incident,) = history.incidents
     assert incident.state is IncidentState.CLOSED
     assert incident.resolution is not None
-    assert incident.resolution.code == "Solved (Permanently)"
+    assert (incident.resolution.code, incident.resolution.source_code) == (
+        "Solution provided",
+        "Solved (Permanently)",
+    )
     assert [c.state for c in incident.state_changes] == [
         IncidentState.NEW,
         IncidentState.RESOLVED,

@@ -95,7 +95,7 @@ def test_a_level_out_of_range_is_refused() -> None:
         ("New", IncidentState.NEW, None),
         ("Active", IncidentState.IN_PROGRESS, None),
         ("Awaiting User Info", IncidentState.ON_HOLD, HoldReason.AWAITING_CALLER),
-        ("Awaiting Evidence", IncidentState.ON_HOLD, HoldReason.AWAITING_EVIDENCE),
+        ("Awaiting Evidence", IncidentState.ON_HOLD, HoldReason.AWAITING_CALLER),
         ("Awaiting Problem", IncidentState.ON_HOLD, HoldReason.AWAITING_PROBLEM),
         ("Awaiting Vendor", IncidentState.ON_HOLD, HoldReason.AWAITING_VENDOR),
         ("Resolved", IncidentState.RESOLVED, None),
@@ -140,13 +140,23 @@ def test_priority_follows_servicenows_default_matrix(
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("solved (work around)", ("Solved (Work Around)", True)),
+        ("solution PROVIDED", ("Solution provided", True)),
+        ("Solved (Work Around)", ("Workaround provided", True)),
+        ("Closed/Resolved by Caller", ("Resolved by caller", True)),
         ("No error - works as designed", ("No resolution provided", True)),
         ("Operator error", ("User error", True)),
         ("code 6", ("code 6", False)),
         ("?", (None, True)),
     ],
-    ids=["servicenow-any-case", "bpic", "bpic-user", "anonymised", "missing"],
+    ids=[
+        "any-case",
+        "legacy-workaround",
+        "legacy-caller",
+        "bpic",
+        "bpic-user",
+        "anonymised",
+        "missing",
+    ],
 )
 def test_close_codes_map_to_servicenows_vocabulary_or_are_kept(
     source: str, expected: tuple[str | None, bool]

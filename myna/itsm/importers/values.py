@@ -190,7 +190,9 @@ STATE_TABLE: dict[str, tuple[IncidentState, HoldReason | None]] = {
     "on hold": (IncidentState.ON_HOLD, None),
     "awaiting user info": (IncidentState.ON_HOLD, HoldReason.AWAITING_CALLER),
     "awaiting caller": (IncidentState.ON_HOLD, HoldReason.AWAITING_CALLER),
-    "awaiting evidence": (IncidentState.ON_HOLD, HoldReason.AWAITING_EVIDENCE),
+    # Today's choice list has no Awaiting Evidence; the evidence an agent waits for comes from
+    # the caller. An export giving the old code 2 itself still reads as AWAITING_EVIDENCE.
+    "awaiting evidence": (IncidentState.ON_HOLD, HoldReason.AWAITING_CALLER),
     "awaiting problem": (IncidentState.ON_HOLD, HoldReason.AWAITING_PROBLEM),
     "awaiting vendor": (IncidentState.ON_HOLD, HoldReason.AWAITING_VENDOR),
     "awaiting change": (IncidentState.ON_HOLD, HoldReason.AWAITING_CHANGE),
@@ -263,15 +265,8 @@ def priority_of(impact: int, urgency: int) -> int:
 # enterprise- and site-wide (High), 3 department-wide (Medium), 4-5 a person or less (Low).
 FIVE_TO_THREE = {1: 1, 2: 1, 3: 2, 4: 3, 5: 3}
 
-# ServiceNow's out-of-the-box incident close codes across releases (before and after Utah).
+# ServiceNow's incident close codes (the choice list since the Utah release).
 SERVICENOW_CLOSE_CODES = (
-    "Solved (Work Around)",
-    "Solved (Permanently)",
-    "Solved Remotely (Work Around)",
-    "Solved Remotely (Permanently)",
-    "Not Solved (Not Reproducible)",
-    "Not Solved (Too Costly)",
-    "Closed/Resolved by Caller",
     "Duplicate",
     "Known error",
     "No resolution provided",
@@ -284,6 +279,17 @@ SERVICENOW_CLOSE_CODES = (
     "User error",
 )
 _CLOSE_CODE_BY_FOLDED = {code.lower(): code for code in SERVICENOW_CLOSE_CODES}
+
+# The close codes of earlier releases, which exports of older instances carry, onto today's.
+LEGACY_CLOSE_CODES = {
+    "solved (work around)": "Workaround provided",
+    "solved remotely (work around)": "Workaround provided",
+    "solved (permanently)": "Solution provided",
+    "solved remotely (permanently)": "Solution provided",
+    "not solved (not reproducible)": "No resolution provided",
+    "not solved (too costly)": "No resolution provided",
+    "closed/resolved by caller": "Resolved by caller",
+}
 
 # BPIC 2014 closure codes, by what each says happened, onto today's ServiceNow close codes.
 # Codes naming the failing component (Software, Hardware, Data...) mean a fix was made.
@@ -310,15 +316,19 @@ MISSING_CLOSE_CODE = "resolved without a close code, which ServiceNow requires t
 
 
 def close_code(value: str | None) -> tuple[str | None, bool]:
-    """The close code in ServiceNow's vocabulary and whether it is one; unknown codes unchanged."""
+    """The close code in today's ServiceNow vocabulary, and whether it could be put in it.
+
+    Codes of earlier releases and of BPIC 2014 are translated; unknown codes come back unchanged.
+    """
     text = clean(value)
     if text is None:
         return None, True
     folded = text.lower()
     if folded in _CLOSE_CODE_BY_FOLDED:
         return _CLOSE_CODE_BY_FOLDED[folded], True
-    if folded in BPIC_CLOSE_CODES:
-        return BPIC_CLOSE_CODES[folded], True
+    translated = LEGACY_CLOSE_CODES.get(folded) or BPIC_CLOSE_CODES.get(folded)
+    if translated is not None:
+        return translated, True
     return text, False
 
 
