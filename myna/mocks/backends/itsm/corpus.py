@@ -286,12 +286,24 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "cost_center": external_id("cmn_cost_center", "Corporate"),
                 "date_format": "dd-MM-yyyy",
                 "avatar": external_id("db_image", "avatar"),
+                "photo": external_id("db_image", "avatar"),
+                "default_perspective": external_id("sys_perspective", "Self-Service"),
                 "federated_id": base64.b64encode(user_name.encode()).decode(),
                 "user_password": f"{user_name}-pw",
             },
         )
         directory.users[user_name] = sys_id(record)
         scribe.instance.passwords[user_name] = f"{user_name}-pw"
+    monitoring = scribe.create(
+        "sys_user",
+        {
+            "user_name": "svc.monitoring",
+            "web_service_access_only": True,
+            "internal_integration_user": True,
+            "roles": "itil",
+        },
+    )
+    directory.users["svc.monitoring"] = sys_id(monitoring)
     scribe.instance.passwords["admin"] = "admin-pw"
     for user_name, manager in (("sam.okafor", "aisha.khan"), ("tomas.novak", "carlos.mendes")):
         scribe.patch("sys_user", directory.users[user_name], {"manager": directory.users[manager]})
@@ -367,6 +379,10 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "model_number": "R740",
                 "os_service_pack": "n/a",
                 "used_for": "Production",
+                "hardware_status": "installed",
+                "assigned_to": directory.users["olga.petrova"],
+                "owned_by": directory.users["olga.petrova"],
+                "managed_by_group": directory.groups["Hardware"],
             },
         )
         directory.cis[name] = sys_id(record)
@@ -915,7 +931,6 @@ def normal_change(s: Scribe, d: Directory) -> None:
         {
             "short_description": "Upgrade mail gateway to 3.5",
             "description": "Apply vendor release 3.5 with connection pooling (fixes relay stalls).",
-            "type": "normal",
             "category": "Software",
             "cmdb_ci": d.cis["Mail Gateway"],
             "assignment_group": d.groups["Application Support"],
@@ -1544,9 +1559,9 @@ def smoke_test(s: Scribe, d: Directory) -> None:
         "sys_user_group": {"name": "Smoke Test"},
         "sys_user_grmember": {"user": d.users["sam.okafor"], "group": d.groups["Database"]},
         "cmdb_ci": {"name": "smoke-ci"},
-        "cmdb_ci_server": {"name": "smoke-server", "os": "Linux Ubuntu"},
-        "cmdb_ci_appl": {"name": "Smoke App", "version": "0.1"},
-        "kb_knowledge": {"short_description": "Smoke test", "text": "<p>Smoke.</p>"},
+        "cmdb_ci_server": {"name": "smoke-server"},
+        "cmdb_ci_appl": {"name": "Smoke App"},
+        "kb_knowledge": {"short_description": "Smoke test"},
     }
     edits: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         "sys_user": ({"title": "Tester"}, {"title": "Senior Tester", "email": "smoke@example.com"}),

@@ -87,6 +87,7 @@ _EXTERNAL_NAMES: Final[Mapping[str, tuple[str, ...]]] = {
     "sys_user_group_type": ("itil", "catalog"),
     "alm_asset": ("P1000170", "P1000171", "P1000172", "P1000173", "P1000174"),
     "db_image": ("avatar",),
+    "sys_perspective": ("Self-Service",),
     "contract_sla": tuple(name for name, _ in SLA_DEFINITIONS.values()),
 }
 EXTERNAL: Final[Mapping[str, Mapping[str, str]]] = {
