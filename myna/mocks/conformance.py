@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator
-
 from myna.mocks.router import Match, Router
 from myna.mocks.seed import counters_after, seeding_order
 from myna.mocks.store import Record
@@ -34,7 +32,9 @@ from myna.traces.model import Body, Exchange, Session
 __all__ = [
     "ConformanceReport",
     "Mismatch",
+    "body_schema",
     "conformance_command",
+    "first_violation",
     "recorded_records",
     "run_conformance",
 ]
@@ -389,11 +389,11 @@ def _compare(exchange: Exchange, status: int, body: Any) -> str | None:
         return None
     if body is None or body is _NOT_JSON:
         return "the recorded body is JSON, the mock's is not"
-    error = next(iter(Draft202012Validator(body_schema(recorded.value)).iter_errors(body)), None)
-    if error is None:
+    problem = first_violation(body_schema(recorded.value), body)
+    if problem is None:
         return None
-    where = "$" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.path)
-    return f"body at {where}: {_short(error.message)}"
+    where, message = problem
+    return f"body at {where}: {_short(message)}"
 
 
 def body_schema(value: Any) -> dict[str, Any]:
@@ -415,6 +415,46 @@ def body_schema(value: Any) -> dict[str, Any]:
         "properties": {key: body_schema(item) for key, item in value.items()},
         "required": sorted(value),
     }
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,),
+    "number": (int, float),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def first_violation(schema: dict[str, Any], value: Any, where: str = "$") -> tuple[str, str] | None:
+    """Where and why `value` breaks a `body_schema` schema (its subset of JSON Schema: type,
+    properties, required, items), or None. Several times faster than a general validator on
+    the long lists recordings hold, with jsonschema's wording."""
+    kind = schema.get("type")
+    if kind is None:
+        return None
+    expected = _JSON_TYPES[kind]
+    if not isinstance(value, expected) or (kind == "number" and isinstance(value, bool)):
+        return where, f"{_repr(value)} is not of type {kind!r}"
+    if isinstance(value, dict):
+        for key in schema["required"]:
+            if key not in value:
+                return where, f"{key!r} is a required property"
+        for key, sub in schema["properties"].items():
+            if key in value:
+                found = first_violation(sub, value[key], f"{where}[{key!r}]")
+                if found is not None:
+                    return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = first_violation(schema["items"], item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _repr(value: Any) -> str:
+    return _short(json.dumps(value), 80) if not isinstance(value, str) else repr(_short(value, 80))
 
 
 def _common(schemas: list[dict[str, Any]]) -> dict[str, Any]:
