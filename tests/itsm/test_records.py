@@ -133,3 +133,17 @@ def test_conversion_is_deterministic(write_csv: Callable[..., Path]) -> None:
     assert to_servicenow_records(import_history(path)[0]) == to_servicenow_records(
         import_history(path)[0]
     )
+
+
+def test_custom_fields_can_be_left_out_for_a_base_system_back_end(
+    write_csv: Callable[..., Path],
+) -> None:
+    history, _ = import_history(_history(write_csv))
+    (full,) = to_servicenow_records(history)["incident"]
+    (base,) = to_servicenow_records(history, custom_fields=False)["incident"]
+    assert {name for name in full if name.startswith("u_")} == {
+        "u_symptom",
+        "u_priority_confirmation",
+    }
+    assert set(full) - set(base) == {"u_symptom", "u_priority_confirmation"}
+    assert base["short_description"] == "Symptom 72 (Category 55 / Subcategory 170)"

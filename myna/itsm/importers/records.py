@@ -52,10 +52,23 @@ def _int(value: int | None) -> str:
     return "" if value is None else str(int(value))
 
 
-def to_servicenow_records(history: IncidentHistory) -> dict[str, list[Record]]:
-    """Every table's records for `history`; each table key is present, possibly empty."""
+def to_servicenow_records(
+    history: IncidentHistory, *, custom_fields: bool = True
+) -> dict[str, list[Record]]:
+    """Every table's records for `history`; each table key is present, possibly empty.
+
+    `custom_fields=False` leaves out the instance-specific `u_*` fields (UCI's `u_symptom`,
+    `u_priority_confirmation`, BPIC's `u_kb_number`), for a back end that only knows the base
+    system's dictionary; the symptom still shows in the short description.
+    """
     context = _Context.of(history)
     out = {table: list(build(history, context)) for table, build in _BUILDERS.items()}
+    if not custom_fields:
+        for table in ("incident", "problem", "change_request"):
+            out[table] = [
+                {name: value for name, value in row.items() if not name.startswith("u_")}
+                for row in out[table]
+            ]
     return {table: out[table] for table in TABLES}
 
 
