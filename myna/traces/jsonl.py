@@ -64,6 +64,7 @@ def read_jsonl(source: Source) -> Iterator[Session]:
     validator = _validator()
     options = source.options
     buffer: PartBuffer | None = None
+    seen: set[str] = set()
     for number, raw in enumerate(source.file, start=1):
         if not raw.strip():
             continue
@@ -74,8 +75,11 @@ def read_jsonl(source: Source) -> Iterator[Session]:
         _validate(validator, line, source, number)
         if line["type"] == "session":
             if buffer is not None:
-                yield from _flush(buffer, source)
+                yield from _flush(buffer)
             buffer = PartBuffer(_session(line), options.part_events, options.part_bytes)
+            if line["id"] not in seen:
+                seen.add(line["id"])
+                source.report.sessions += 1
             continue
         if buffer is None:
             raise source.error("expected a session header line before the first event", line=number)
@@ -90,15 +94,13 @@ def read_jsonl(source: Source) -> Iterator[Session]:
         if source.admit(event):
             part = buffer.add(event, len(raw))
             if part is not None:
-                source.report.sessions += buffer.parts_yielded == 1
                 yield part
     if buffer is not None:
-        yield from _flush(buffer, source)
+        yield from _flush(buffer)
 
 
-def _flush(buffer: PartBuffer, source: Source) -> Iterator[Session]:
+def _flush(buffer: PartBuffer) -> Iterator[Session]:
     if buffer.events or buffer.parts_yielded == 0:
-        source.report.sessions += buffer.parts_yielded == 0
         yield buffer.flush()
 
 
@@ -181,7 +183,7 @@ def _time(value: str | None, source: Source, number: int) -> datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """What `write_jsonl` wrote: distinct sessions (consecutive parts count once) and events."""
+    """What `write_jsonl` wrote: distinct sessions (the parts of one count once) and events."""
 
     sessions: int
     events: int
@@ -216,16 +218,15 @@ def write_jsonl(sessions: Iterable[Session], path: str | os.PathLike[str]) -> Wr
 
 
 def _write_lines(sessions: Iterable[Session], handle: Any) -> Written:
-    previous: str | None = None
-    session_count = events = 0
+    seen: set[str] = set()
+    events = 0
     for session in sessions:
         handle.write(_dumps(session_line(session), session.id, None))
-        session_count += session.id != previous
-        previous = session.id
+        seen.add(session.id)
         for event in session.events:
             handle.write(_dumps(event_line(event, session.id), session.id, event.id))
         events += len(session.events)
-    return Written(sessions=session_count, events=events)
+    return Written(sessions=len(seen), events=events)
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode

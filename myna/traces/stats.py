@@ -14,7 +14,7 @@ from myna.traces.options import ReadReport
 
 @dataclass(slots=True)
 class TraceStats:
-    """Counts over a stream of sessions (consecutive parts of one session count once)."""
+    """Counts over a stream of sessions (the parts of one session count once)."""
 
     sessions: int = 0
     exchanges: int = 0
@@ -52,10 +52,11 @@ class TraceStats:
 def collect(sessions: Iterable[Session]) -> TraceStats:
     """Fold sessions into statistics; the time span and skips come from `finish`."""
     stats = TraceStats()
-    previous: str | None = None
+    seen: set[str] = set()
     for session in sessions:
-        stats.sessions += session.id != previous
-        previous = session.id
+        if session.id not in seen:
+            seen.add(session.id)
+            stats.sessions += 1
         for event in session.events:
             if isinstance(event, Exchange):
                 stats.exchanges += 1
