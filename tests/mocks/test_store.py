@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -354,3 +355,13 @@ def test_large_loads_and_snapshots_keep_every_record(store: SqlStore) -> None:
             tx.insert("user", str(i), {"id": str(i)})
     store.create_world("copy", from_snapshot=store.snapshot("w"))
     assert ids(store, "copy", "user") == [str(i) for i in range(400)]
+
+
+def test_concurrent_requests_draw_distinct_sequence_values(seeded: SqlStore) -> None:
+    def draw(_: int) -> int:
+        with seeded.transaction("w") as tx:
+            return tx.next_sequence("ticket", 1)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        drawn = list(pool.map(draw, range(60)))
+    assert sorted(drawn) == list(range(1, 61))
