@@ -226,7 +226,7 @@ def main() -> None:
     traffic = synthetic(args.synthetic)
     count = sum(len(session.exchanges) for session in traffic)
     rows.append(
-        (f"synthetic CRUD (learn only)", count, best_of(args.repeat, lambda: learn(traffic)), None)
+        ("synthetic CRUD (learn only)", count, best_of(args.repeat, lambda: learn(traffic)), None)
     )
 
     print(f"{'input':44} {'exchanges':>9} {'seconds':>9} {'exch/s':>9} {'m2s s':>8} {'ratio':>7}")
@@ -234,7 +234,8 @@ def main() -> None:
         ratio = f"{m2s / seconds:7.1f}x" if m2s else ""
         m2s_text = f"{m2s:8.3f}" if m2s else ""
         print(
-            f"{label:44} {exchanges:9d} {seconds:9.4f} {exchanges / seconds:9.0f} {m2s_text:>8} {ratio:>7}"
+            f"{label:44} {exchanges:9d} {seconds:9.4f} {exchanges / seconds:9.0f}"
+            f" {m2s_text:>8} {ratio:>7}"
         )
 
 

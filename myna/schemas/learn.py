@@ -274,6 +274,8 @@ class ServiceLearner:
         self.pages: set[tuple[Any, ...]] = set()
         self.walked: dict[str, int] = {}
         self.latest: dict[tuple[str, str], dict[str, Any]] = {}
+        self.kinds: dict[str, dict[str, set[type]]] = {}
+        self.widths: dict[str, set[int]] = {}
 
     def learn(self) -> ServiceModel:
         self._pass_records()
@@ -468,11 +470,21 @@ class ServiceLearner:
             repeat = page is not None and page in self.pages
             if page is not None:
                 self.pages.add(page)
-            for record in [] if repeat else self._record_sample(records, first):
+            if first is not None and first not in self.records:
+                # The page, not one record, shows which field tells records apart.
+                page_of_first = [r for r in records if not typed or record_type(r) == first]
+                self.records[first] = Shape()
+                chosen = id_field(page_of_first, first)
+                if chosen is not None:
+                    self.id_fields[first] = chosen
+            chosen_records = [] if repeat else self._record_sample(records, first)
+            for record in chosen_records:
                 name = record_type(record) if typed else op.resource
                 if name is None:
                     continue
                 self._take_record(name, record, obs)
+            if not repeat and len(chosen_records) < len(records):
+                self._take_novel(records, chosen_records, typed, op.resource, obs)
             counts = (
                 Counter(record_type(r) for r in records) if typed else {op.resource: len(records)}
             )
@@ -516,6 +528,33 @@ class ServiceLearner:
         self.walked[name] = walked + count * width
         return sampled(records, count)
 
+    def _take_novel(
+        self,
+        records: list[dict[str, Any]],
+        chosen: list[dict[str, Any]],
+        typed: bool,
+        resource: str | None,
+        obs: Obs,
+    ) -> None:
+        """Walk the records the sample left out only if they show something new at the top
+        level: a field not seen yet, a field missing, or a value of a type not seen for its
+        field (a ServiceNow reference that is usually "" but here `{link, value}`). A record
+        with a number of fields not seen before is taken too: it may lack one."""
+        taken = {id(record) for record in chosen}
+        for record in records:
+            if id(record) in taken:
+                continue
+            name = record_type(record) if typed else resource
+            if name is None:
+                continue
+            kinds = self.kinds.get(name)
+            if (
+                kinds is None
+                or len(record) not in self.widths[name]
+                or any(type(value) not in kinds.get(key, ()) for key, value in record.items())
+            ):
+                self._take_record(name, record, obs)
+
     def _take_record(self, name: str, record: dict[str, Any], obs: Obs) -> None:
         shape = self.records.get(name)
         if shape is None:
@@ -523,6 +562,14 @@ class ServiceLearner:
             chosen = id_field([record], name)
             if chosen is not None:
                 self.id_fields[name] = chosen
+        kinds = self.kinds.setdefault(name, {})
+        self.widths.setdefault(name, set()).add(len(record))
+        for field_name, item in record.items():
+            found = kinds.get(field_name)
+            if found is None:
+                kinds[field_name] = {type(item)}
+            else:
+                found.add(type(item))
         id_name = self.id_fields.get(name)
         value = record.get(id_name) if id_name is not None else None
         if value is None:

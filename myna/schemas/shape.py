@@ -176,7 +176,8 @@ class Shape:
         ):
             return None
         distinct = len(self.values)
-        if not 1 <= distinct <= ENUM_MAX or self.strings < 2 * distinct or self.strings < 3:
+        # Few values, and repeating: at least two repeats, more as the values grow in number.
+        if not 1 <= distinct <= ENUM_MAX or self.strings - distinct < max(2, distinct // 2):
             return None
         if any(fmt in _NOT_ENUM_FORMATS for fmt in self.formats):
             return None
