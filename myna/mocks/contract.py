@@ -8,6 +8,7 @@ the fields the server fills in itself. The dispatcher, strict-mode response chec
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -81,8 +82,26 @@ def compile_model(
     resources = {
         name: compile_resource(resource, conventions) for name, resource in model.resources.items()
     }
-    operations = [compile_operation(op, resources, conventions) for op in model.operations]
+    components = _components(model)
+    operations = [
+        compile_operation(op, resources, conventions, components) for op in model.operations
+    ]
     return resources, operations
+
+
+def _components(model: ServiceModel) -> JsonSchema:
+    """The model's `components` as its OpenAPI document has them, so that learned schemas'
+    `$ref: "#/components/schemas/..."` resolve when embedded beside them."""
+    from myna.schemas.openapi import to_openapi
+
+    components: JsonSchema = to_openapi(model).get("components", {})
+    return components
+
+
+def _resolvable(schema: JsonSchema, components: JsonSchema) -> JsonSchema:
+    if "#/components/" not in json.dumps(schema):
+        return schema
+    return {**schema, "components": components}
 
 
 def compile_resource(resource: Resource, conventions: Conventions) -> ResourceContract:
@@ -146,7 +165,10 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
 
 
 def compile_operation(
-    operation: Operation, resources: dict[str, ResourceContract], conventions: Conventions
+    operation: Operation,
+    resources: dict[str, ResourceContract],
+    conventions: Conventions,
+    components: JsonSchema,
 ) -> OperationContract:
     contract = resources.get(operation.resource) if operation.resource else None
     kind = operation.kind
@@ -156,8 +178,10 @@ def compile_operation(
     elif contract is not None and kind in ("update", "replace"):
         request_schema = contract.update_schema
     elif operation.request_schema is not None:
-        request_schema = operation.request_schema
+        request_schema = _resolvable(operation.request_schema, components)
     response_schema = _response_schema(operation, contract, conventions)
+    if response_schema is not None:
+        response_schema = _resolvable(response_schema, components)
     id_param = _id_param(operation)
     return OperationContract(
         operation=operation,

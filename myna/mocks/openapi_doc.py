@@ -53,7 +53,7 @@ def _operation(mock: Mock, contract: OperationContract) -> dict[str, Any]:
     if contract.request_schema is not None and operation.kind not in ("list", "get", "delete"):
         out["requestBody"] = {
             "required": operation.kind in ("create", "update", "replace"),
-            "content": {"application/json": {"schema": contract.request_schema}},
+            "content": {"application/json": {"schema": _published(contract.request_schema)}},
         }
     out["responses"] = _responses(mock, contract)
     if operation.kind == "auth" or operation.path == mock.model.conventions.auth.token_path:
@@ -99,7 +99,7 @@ def _list_parameters(mock: Mock, contract: OperationContract) -> list[dict[str, 
 def _responses(mock: Mock, contract: OperationContract) -> dict[str, Any]:
     success: dict[str, Any] = {"description": "success"}
     if contract.response_schema is not None:
-        success["content"] = {"application/json": {"schema": contract.response_schema}}
+        success["content"] = {"application/json": {"schema": _published(contract.response_schema)}}
     pagination = mock.model.conventions.pagination
     if contract.operation.kind == "list":
         headers: dict[str, Any] = {}
@@ -133,3 +133,9 @@ def _security_scheme(mock: Mock) -> dict[str, Any] | None:
     if auth.scheme == "apikey":
         return {"type": "apiKey", "in": "header", "name": auth.header or "X-API-Key"}
     return None
+
+
+def _published(schema: JsonSchema) -> JsonSchema:
+    """Drop the copy of `components` a contract embeds to resolve `$ref`s on its own: in the
+    document they resolve against the document's own components."""
+    return {key: value for key, value in schema.items() if key != "components"}

@@ -383,6 +383,61 @@ class Mock:
             return MockResponse(204, [])
         return self._item(contract, resource, after, request, None)
 
+    def _query(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> MockResponse:
+        """A query endpoint (Salesforce `/query?q=SOQL`): the resource is the query's FROM."""
+        from myna.mocks.dialects import QuerySyntaxError
+        from myna.mocks.dialects.soql import malformed_query_message, parse_soql
+
+        status = contract.error_status
+        language = self.model.conventions.query_language
+        if language != "soql":
+            # Not the client's mistake: the mock has no evaluator for this language (JQL).
+            raise Rejection(
+                501, f"the mock cannot evaluate {language} queries", code="NOT_IMPLEMENTED"
+            )
+        names = [p.name for p in contract.operation.parameters if p.role == "query"] or ["q"]
+        pairs = dict(request.query)
+        text = next((pairs[name] for name in names if name in pairs), None)
+        if not text:
+            raise Rejection(
+                status, f"the query parameter {names[0]} is missing", fields=(names[0],)
+            )
+        try:
+            soql = parse_soql(text, now=datetime.fromtimestamp(self.clock(), tz=UTC))
+        except QuerySyntaxError as error:
+            raise Rejection(
+                status, malformed_query_message(error), code="MALFORMED_QUERY", fields=(names[0],)
+            ) from None
+        resource = self._resource_named(soql.object_name, status)
+        query = soql.to_query()
+        for condition in _conditions([query.where] if query.where is not None else []):
+            _known_field(resource, condition.field, status, "WHERE")
+        for key in query.order_by:
+            _known_field(resource, key.field, status, "ORDER BY")
+        records, total = tx.list(resource.resource.name, query)
+        renderer = self.renderers[resource.resource.name]
+        rendered = (
+            []
+            if soql.is_count
+            else [renderer.render(record, request.base_url, query.fields) for record in records]
+        )
+        payload = wrap_list(rendered, self.model.conventions, total=total, next_url=None)
+        return MockResponse(contract.success_status, [_JSON], payload=payload)
+
+    def _resource_named(self, name: str, status: int) -> ResourceContract:
+        wanted = name.lower()
+        for resource_name, contract in self.resources.items():
+            if resource_name.lower() == wanted:
+                return contract
+        raise Rejection(status, f"sObject type '{name}' is not supported.", code="INVALID_TYPE")
+
     def _other(
         self,
         contract: OperationContract,
@@ -642,6 +697,7 @@ _HANDLERS: dict[str, Callable[..., MockResponse]] = {
     "replace": Mock._update,
     "delete": Mock._delete,
     "action": Mock._action,
+    "query": Mock._query,
 }
 
 
