@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from pysnc import ServiceNowClient
-from pysnc.auth import ServiceNowClientCredentialsFlow
+from pysnc.auth import ServiceNowClientCredentialsFlow, ServiceNowPasswordGrantFlow
 from pysnc.exceptions import AuthenticationException, RoleException
 
 from myna.mocks import Mock
@@ -168,6 +168,15 @@ def test_client_credentials_grant_then_bearer_calls(instance_url: str, server: R
     record.initialize()
     record.short_description = "created with a bearer token"
     assert record.insert() is not None
+    oauth.session.close()
+
+
+def test_password_grant_then_bearer_calls(instance_url: str, server: Running) -> None:
+    flow = ServiceNowPasswordGrantFlow(*AGENT, *OAUTH_CLIENT)
+    oauth = ServiceNowClient(instance_url, flow, verify=str(server.ca_file))
+    found = oauth.GlideRecord("incident")
+    found.query()
+    assert found.get_row_count() == 0
     oauth.session.close()
 
 
