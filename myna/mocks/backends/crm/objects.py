@@ -412,7 +412,9 @@ def _build(name: str, label: str, plural: str, prefix: str, body: str) -> SObjec
     own = [_parse_field(line, where) for line in body.strip().splitlines()]
     system = [_parse_field(line, where) for line in _SYSTEM.strip().splitlines()]
     id_field = Field("Id", "id", f"{label} ID", createable=False, updateable=False)
-    return SObject(name, label, plural, prefix, (id_field, *own, *system))
+    # A record's name for polymorphic lookups (`What.Name`) and recent items.
+    name_field = {"Case": "CaseNumber", "Task": "Subject"}.get(name, "Name")
+    return SObject(name, label, plural, prefix, (id_field, *own, *system), name_field)
 
 
 OBJECTS: Final[Mapping[str, SObject]] = {spec[0]: _build(*spec) for spec in _SPECS}

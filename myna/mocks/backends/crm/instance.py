@@ -1,0 +1,1053 @@
+"""A reference Salesforce org in memory: the pen the CRM corpus author writes traffic with.
+
+It answers the REST API (`/services/data/vNN.N/...`: sobjects, describe, CRUD, upsert by external
+id, SOQL `query`/`queryAll` with `nextRecordsUrl` paging, `limits`), the OAuth token endpoint and
+one Apex REST class (`/services/apexrest/LeadConvert/{id}`, the usual way to convert a lead over
+REST), the way Salesforce's documentation and the real recordings show (see PROTOCOL.md). It runs
+the platform's behaviour for the shipped objects: restricted picklists, required fields, read-only
+fields, the Opportunity stage -> Probability/ForecastCategory/IsClosed/IsWon mapping, Case
+escalation and closure, lead conversion, line-item roll-ups, soft deletion into the recycle bin
+and cascades. Deterministic throughout: ids come from counters, time from a clock the author
+advances.
+
+This is not the mock. The mock is learned from the traffic written here. The org shares only the
+SOQL parser and the filter evaluator with the runtime (`myna.mocks.dialects.soql`,
+`myna.mocks.evaluate`), so query *semantics* are one implementation; everything else (routing,
+rendering, behaviour) is written here independently of the runtime.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, Final
+from urllib.parse import parse_qsl, unquote
+
+from myna.errors import MockError
+from myna.mocks.backends.crm.objects import (
+    BY_PREFIX,
+    OBJECTS,
+    PICKLIST_DEFAULTS,
+    PICKLISTS,
+    Field,
+    SObject,
+    sobject,
+)
+from myna.mocks.dialects import QuerySyntaxError
+from myna.mocks.dialects.soql import FieldRef, SoqlQuery, malformed_query_message, parse_soql
+from myna.mocks.evaluate import Context, evaluate
+from myna.mocks.ids import salesforce_checksum
+from myna.mocks.query import And, Condition, Filter, Not, Or, Query
+from myna.traces.model import Body, Pairs
+
+Row = dict[str, Any]
+
+JSON_TYPE: Final = "application/json;charset=UTF-8"
+STAMP: Final = "%Y-%m-%dT%H:%M:%S.000+0000"
+DEFAULT_BATCH: Final = 2000
+MIN_BATCH: Final = 200
+DAILY_API_REQUESTS: Final = 15000
+ORG_ID: Final = "00D5g000004ExAmEAK"
+
+# Opportunity stages (the standard sales process): default probability and forecast category;
+# the two Closed stages also decide IsClosed and IsWon.
+STAGES: Final[Mapping[str, tuple[int, str]]] = {
+    "Prospecting": (10, "Pipeline"),
+    "Qualification": (10, "Pipeline"),
+    "Needs Analysis": (20, "Pipeline"),
+    "Value Proposition": (50, "Pipeline"),
+    "Id. Decision Makers": (60, "Pipeline"),
+    "Perception Analysis": (70, "Pipeline"),
+    "Proposal/Price Quote": (75, "Pipeline"),
+    "Negotiation/Review": (90, "Pipeline"),
+    "Closed Won": (100, "Closed"),
+    "Closed Lost": (0, "Omitted"),
+}
+CONVERTED_STATUS: Final = "Closed - Converted"
+# The reference org's one validation rule (Setup > Case > Validation Rules).
+CASE_REASON_RULE: Final = "Choose a case reason before closing the case."
+
+# Objects whose records go with a deleted parent: (child, reference field).
+CASCADES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
+    "Account": (("Contact", "AccountId"), ("Opportunity", "AccountId"), ("Case", "AccountId")),
+    "Opportunity": (("OpportunityLineItem", "OpportunityId"),),
+}
+
+_DATA_PATH: Final = re.compile(r"^/services/data/(v\d+\.\d)(?:/(.*?))?/?$")
+_APEX_CONVERT: Final = re.compile(r"^/services/apexrest/LeadConvert/([A-Za-z0-9]{15,18})/?$")
+_ID: Final = re.compile(r"^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$")
+_BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+class Refused(MockError):
+    """A call the org answers with Salesforce's error list instead of a result."""
+
+    kind = "refused"
+
+    def __init__(
+        self, status: int, code: str, message: str, fields: Iterable[str] | None = ()
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.fields = None if fields is None else list(fields)
+        super().__init__(message, status=status, code=code)
+
+    def body(self) -> list[dict[str, Any]]:
+        entry: dict[str, Any] = {"message": self.message, "errorCode": self.code}
+        if self.fields is not None:
+            entry["fields"] = self.fields
+        return [entry]
+
+
+def not_found() -> Refused:
+    return Refused(404, "NOT_FOUND", "The requested resource does not exist", None)
+
+
+def required_missing(names: list[str]) -> Refused:
+    return Refused(
+        400, "REQUIRED_FIELD_MISSING", f"Required fields are missing: [{', '.join(names)}]", names
+    )
+
+
+def bad_picklist(spec: Field, value: Any) -> Refused:
+    return Refused(
+        400,
+        "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+        f"{spec.label}: bad value for restricted picklist field: {value}",
+        [spec.name],
+    )
+
+
+def not_writable(names: list[str]) -> Refused:
+    return Refused(
+        400,
+        "INVALID_FIELD_FOR_INSERT_UPDATE",
+        f"Unable to create/update fields: {', '.join(names)}. Please check the security settings "
+        "of this field and verify that it is read/write for your profile or permission set.",
+        names,
+    )
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    path: str
+    params: Pairs = field(default_factory=list)
+    body: Body = field(default_factory=Body)
+    token: str | None = None  # the bearer session id; None: no Authorization header
+    headers: Pairs = field(default_factory=list)
+
+    def header(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key.lower() == name.lower():
+                return value
+        return None
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    body: Body
+    headers: Pairs = field(default_factory=list)
+
+
+def json_reply(status: int, value: Any, headers: Pairs | None = None) -> Reply:
+    return Reply(
+        status, Body("json", value, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
+    )
+
+
+def error_reply(refusal: Refused) -> Reply:
+    headers: Pairs = [("WWW-Authenticate", "Token")] if refusal.status == 401 else []
+    return json_reply(refusal.status, refusal.body(), headers)
+
+
+def no_content() -> Reply:
+    return Reply(204, Body())
+
+
+@dataclass(slots=True)
+class Cursor:
+    """What `nextRecordsUrl` points at: the rest of a query's records, already rendered."""
+
+    records: list[dict[str, Any]]
+    total: int
+    batch: int
+
+
+class Org:
+    """One Salesforce org: records by object, users and sessions, a clock and the platform rules."""
+
+    def __init__(self, host: str, start: datetime) -> None:
+        self.host = host
+        self.now = start
+        self.rows: dict[str, dict[str, Row]] = {name: {} for name in OBJECTS}
+        self.passwords: dict[str, str] = {}
+        self.sessions: dict[str, str] = {}  # session id -> User Id
+        self.clients: dict[str, str] = {}  # connected app consumer key -> secret
+        self.cursors: dict[str, Cursor] = {}
+        self.api_calls = 0
+        self._counters: dict[str, int] = {}
+        self._case_number = 1000
+        self.admin_id = self._system_user("admin@example-crm.com", "Admin", "Org")
+
+    # -- clock, ids, users ---------------------------------------------------------------------
+
+    def stamp(self, moment: datetime | None = None) -> str:
+        return (moment or self.now).strftime(STAMP)
+
+    def advance(self, delta: timedelta) -> None:
+        self.now += delta
+
+    def new_id(self, prefix: str) -> str:
+        number = self._counters.get(prefix, 0) + 1
+        self._counters[prefix] = number
+        digits = ""
+        for _ in range(9):
+            number, rest = divmod(number, 62)
+            digits = _BASE62[rest] + digits
+        # Key prefix (3), pod (2), reserved "0" (1), a 9-character base-62 record number.
+        body = f"{prefix}5g0{digits}"
+        return body + salesforce_checksum(body)
+
+    def _system_user(self, username: str, first: str, last: str) -> str:
+        user_id = self.new_id("005")
+        self.rows["User"][user_id] = self._system_fields(
+            "User",
+            user_id,
+            {
+                "Username": username,
+                "FirstName": first,
+                "LastName": last,
+                "Name": f"{first} {last}",
+                "Alias": (first[:1] + last[:4]).lower(),
+                "Email": username,
+                "IsActive": True,
+                "TimeZoneSidKey": "America/Los_Angeles",
+                "LocaleSidKey": "en_US",
+                "EmailEncodingKey": "UTF-8",
+                "LanguageLocaleKey": "en_US",
+            },
+            user_id,
+        )
+        return user_id
+
+    def add_user(self, username: str, password: str, first: str, last: str, **values: Any) -> str:
+        """A user who can log in (created by an administrator, outside the API traffic)."""
+        user_id = self._system_user(username, first, last)
+        self.rows["User"][user_id].update(values)
+        self.passwords[username] = password
+        return user_id
+
+    def add_client(self, client_id: str, secret: str) -> None:
+        self.clients[client_id] = secret
+
+    def session_for(self, username: str) -> str:
+        """A session id for the user, as the login flows issue one."""
+        user_id = self._user_by_name(username)
+        token = f"{ORG_ID[:15]}!AQ0AQ{user_id[3:15]}{len(self.sessions):04d}"
+        self.sessions[token] = user_id
+        return token
+
+    def _user_by_name(self, username: str) -> str:
+        for user_id, row in self.rows["User"].items():
+            if row["Username"] == username:
+                return user_id
+        raise MockError(f"no user named {username!r} in the reference org", user=username)
+
+    def _system_fields(self, name: str, record_id: str, values: Row, user: str) -> Row:
+        row: Row = {spec.name: None for spec in OBJECTS[name].fields}
+        row.update(values)
+        row.update(
+            Id=record_id,
+            IsDeleted=False,
+            CreatedDate=self.stamp(),
+            CreatedById=user,
+            LastModifiedDate=self.stamp(),
+            LastModifiedById=user,
+            SystemModstamp=self.stamp(),
+        )
+        return row
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def _token(self, request: Request) -> Reply:
+        return _token_reply(self, form_pairs(request.body))
+
+    def handle(self, request: Request) -> Reply:
+        try:
+            return self._route(request)
+        except Refused as refusal:
+            return error_reply(refusal)
+
+    def _route(self, request: Request) -> Reply:
+        if request.path == "/services/oauth2/token":
+            return self._token(request)
+        user = self.sessions.get(request.token or "")
+        if user is None:
+            raise Refused(401, "INVALID_SESSION_ID", "Session expired or invalid", None)
+        self.api_calls += 1
+        headers: Pairs = [("Sforce-Limit-Info", f"api-usage={self.api_calls}/{DAILY_API_REQUESTS}")]
+        convert = _APEX_CONVERT.match(request.path)
+        if convert is not None and request.method == "POST":
+            return self._convert(convert.group(1), _json_object(request.body), user)
+        matched = _DATA_PATH.match(request.path)
+        if matched is None:
+            raise not_found()
+        version, rest = matched.group(1), matched.group(2) or ""
+        reply = self._data_call(request, version, [unquote(p) for p in rest.split("/")], user)
+        reply.headers.extend(headers)
+        return reply
+
+    def _data_call(self, request: Request, version: str, parts: list[str], user: str) -> Reply:
+        method = request.method
+        head = parts[0]
+        if head == "limits" and len(parts) == 1 and method == "GET":
+            return json_reply(200, self.limits())
+        if head in ("query", "queryAll") and method == "GET":
+            if len(parts) == 2:
+                return json_reply(200, self._more(version, head, parts[1]))
+            params = dict(request.params)
+            batch = _batch_size(request.header("Sforce-Query-Options"))
+            return json_reply(
+                200, self.query(params.get("q", ""), version, head == "queryAll", batch)
+            )
+        if head != "sobjects":
+            raise not_found()
+        if len(parts) == 1 and method == "GET":
+            return json_reply(200, self.global_describe(version))
+        obj = sobject(parts[1]) if len(parts) > 1 else None
+        if obj is None:
+            raise not_found()
+        if len(parts) == 2:
+            if method == "GET":
+                return json_reply(200, self._object_info(obj, version))
+            if method == "POST":
+                record_id = self.create(obj.name, _json_object(request.body), user)
+                return json_reply(201, {"id": record_id, "success": True, "errors": []})
+        if len(parts) == 3 and parts[2] == "describe" and method == "GET":
+            return json_reply(200, self.describe(obj, version))
+        if len(parts) == 3:
+            return self._record_call(request, version, obj, parts[2], user)
+        if len(parts) == 4:
+            return self._external_call(request, version, obj, parts[2], parts[3], user)
+        raise not_found()
+
+    def _record_call(
+        self, request: Request, version: str, obj: SObject, record_id: str, user: str
+    ) -> Reply:
+        row = self.find(obj.name, record_id)
+        if request.method == "GET":
+            wanted = dict(request.params).get("fields")
+            names = [n.strip() for n in wanted.split(",")] if wanted else None
+            return json_reply(200, self.render(obj, row, version, names))
+        if request.method == "PATCH":
+            self.update(obj.name, row["Id"], _json_object(request.body), user)
+            return no_content()
+        if request.method == "DELETE":
+            self.delete(obj.name, row["Id"], user)
+            return no_content()
+        raise not_found()
+
+    def _external_call(
+        self, request: Request, version: str, obj: SObject, name: str, value: str, user: str
+    ) -> Reply:
+        spec = _external_field(obj, name)
+        matches = [
+            row
+            for row in self.rows[obj.name].values()
+            if not row["IsDeleted"] and row.get(spec.name) == value
+        ]
+        if request.method == "GET":
+            if not matches:
+                raise not_found()
+            return json_reply(200, self.render(obj, matches[0], version, None))
+        if request.method != "PATCH":
+            raise not_found()
+        values = _json_object(request.body)
+        if spec.name in values:
+            raise Refused(
+                400,
+                "INVALID_FIELD",
+                f"The external ID field {spec.name} can't be set in the body of an upsert; "
+                "it's taken from the URL",
+                [spec.name],
+            )
+        if not matches:
+            record_id = self.create(obj.name, {**values, spec.name: value}, user)
+            return json_reply(
+                201, {"id": record_id, "success": True, "errors": [], "created": True}
+            )
+        record_id = matches[0]["Id"]
+        self.update(obj.name, record_id, values, user)
+        return json_reply(200, {"id": record_id, "success": True, "errors": [], "created": False})
+
+    # -- records -------------------------------------------------------------------------------
+
+    def find(self, name: str, record_id: str) -> Row:
+        row = self._lookup(name, record_id)
+        if row is None or row["IsDeleted"]:
+            raise not_found()
+        return row
+
+    def _lookup(self, name: str, record_id: str) -> Row | None:
+        rows = self.rows[name]
+        if len(record_id) == 15:
+            return next((row for key, row in rows.items() if key[:15] == record_id), None)
+        return rows.get(record_id)
+
+    def create(self, name: str, values: Mapping[str, Any], user: str) -> str:
+        obj = OBJECTS[name]
+        sent = self._checked(obj, values, creating=True)
+        for (object_name, field_name), default in PICKLIST_DEFAULTS.items():
+            if object_name == name and sent.get(field_name) in (None, ""):
+                sent[field_name] = default
+        if name in ("Account", "Contact", "Lead", "Opportunity", "Case", "Task"):
+            sent.setdefault("OwnerId", user)
+        missing = [
+            spec.name for spec in obj.fields if spec.required and sent.get(spec.name) in (None, "")
+        ]
+        if missing:
+            raise required_missing(missing)
+        record_id = self.new_id(obj.key_prefix)
+        row = self._system_fields(name, record_id, sent, user)
+        if name == "Case":
+            self._case_number += 1
+            row["CaseNumber"] = f"{self._case_number:08d}"
+        if name == "Product2" and row["IsActive"] is None:
+            row["IsActive"] = False
+        if name == "User" and row["IsActive"] is None:
+            row["IsActive"] = True
+        self._derive(obj, None, row, sent)
+        self.rows[name][record_id] = row
+        self._roll_up(row if name == "OpportunityLineItem" else None)
+        return record_id
+
+    def update(self, name: str, record_id: str, values: Mapping[str, Any], user: str) -> None:
+        obj = OBJECTS[name]
+        row = self.find(name, record_id)
+        if name == "Lead" and row["IsConverted"]:
+            raise Refused(
+                400, "CANNOT_UPDATE_CONVERTED_LEAD", "cannot reference converted lead", []
+            )
+        sent = self._checked(obj, values, creating=False)
+        cleared = [
+            spec.name
+            for spec in obj.fields
+            if spec.required and spec.name in sent and sent[spec.name] in (None, "")
+        ]
+        if cleared:
+            raise required_missing(cleared)
+        after = {**row, **sent}
+        self._derive(obj, row, after, sent)
+        after.update(
+            LastModifiedDate=self.stamp(), LastModifiedById=user, SystemModstamp=self.stamp()
+        )
+        self.rows[name][row["Id"]] = after
+        self._roll_up(after if name == "OpportunityLineItem" else None)
+
+    def delete(self, name: str, record_id: str, user: str) -> None:
+        row = self.find(name, record_id)
+        row.update(IsDeleted=True, SystemModstamp=self.stamp())
+        for child, reference in CASCADES.get(name, ()):
+            for other in list(self.rows[child].values()):
+                if other[reference] == row["Id"] and not other["IsDeleted"]:
+                    self.delete(child, other["Id"], user)
+        if name == "OpportunityLineItem":
+            self._roll_up(row)
+
+    def _checked(self, obj: SObject, values: Mapping[str, Any], *, creating: bool) -> Row:
+        """The client's values under their API names, after Salesforce's field-level checks."""
+        sent: Row = {}
+        unknown = [key for key in values if key != "attributes" and not obj.has(key)]
+        if unknown:
+            raise Refused(
+                400,
+                "INVALID_FIELD",
+                f"No such column '{unknown[0]}' on sobject of type {obj.name}",
+                [],
+            )
+        locked = []
+        for key, value in values.items():
+            if key == "attributes":
+                continue
+            spec = obj.field(key)
+            writable = spec.createable if creating else spec.updateable
+            if not writable:
+                locked.append(spec.name)
+                continue
+            sent[spec.name] = self._value(obj, spec, value)
+        if locked:
+            raise not_writable(locked)
+        for spec in obj.fields:
+            if spec.unique and sent.get(spec.name) not in (None, ""):
+                for other in self.rows[obj.name].values():
+                    if not other["IsDeleted"] and other.get(spec.name) == sent[spec.name]:
+                        raise Refused(
+                            400,
+                            "DUPLICATE_VALUE",
+                            f"duplicate value found: {spec.name} duplicates value on record "
+                            f"with id: {other['Id']}",
+                            [],
+                        )
+        return sent
+
+    def _value(self, obj: SObject, spec: Field, value: Any) -> Any:
+        if value is None or value == "":
+            return None
+        if spec.type == "picklist":
+            allowed = PICKLISTS[spec.picklist or spec.name]
+            if value not in allowed:
+                raise bad_picklist(spec, value)
+            return value
+        if spec.type == "boolean":
+            if not isinstance(value, bool):
+                raise Refused(
+                    400,
+                    "JSON_PARSER_ERROR",
+                    f"Cannot deserialize instance of boolean from VALUE_STRING value {value} "
+                    "or request may be missing a required field",
+                    None,
+                )
+            return value
+        if spec.type in ("currency", "double", "percent"):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise Refused(
+                    400,
+                    "JSON_PARSER_ERROR",
+                    f"Cannot deserialize instance of double from "
+                    f"VALUE_STRING value {value} or request may be missing a required field",
+                    None,
+                )
+            return float(value)
+        if spec.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise Refused(
+                    400,
+                    "JSON_PARSER_ERROR",
+                    f"Cannot deserialize instance of int from value {value}",
+                    None,
+                )
+            return value
+        if spec.type == "reference":
+            return self._reference(spec, str(value))
+        if spec.type == "date":
+            try:
+                return date.fromisoformat(str(value)).isoformat()
+            except ValueError:
+                raise Refused(
+                    400,
+                    "JSON_PARSER_ERROR",
+                    f"Cannot deserialize value of type `java.util.Date` from String "
+                    f'"{value}": expected format "yyyy-MM-dd"',
+                    None,
+                ) from None
+        return str(value)
+
+    def _reference(self, spec: Field, value: str) -> str:
+        if not _ID.match(value) or value[:3] not in BY_PREFIX:
+            raise Refused(
+                400,
+                "MALFORMED_ID",
+                f"{spec.label}: id value of incorrect type: {value}",
+                [spec.name],
+            )
+        target = BY_PREFIX[value[:3]]
+        row = self._lookup(target, value)
+        if target not in spec.reference_to or row is None or row["IsDeleted"]:
+            raise Refused(
+                400,
+                "INVALID_CROSS_REFERENCE_KEY",
+                "invalid cross reference id",
+                [spec.name],
+            )
+        return str(row["Id"])
+
+    # -- the platform's automation -------------------------------------------------------------
+
+    def _derive(self, obj: SObject, before: Row | None, after: Row, sent: Row) -> None:
+        if obj.has("FirstName") and obj.name != "Account":
+            first = after.get("FirstName")
+            after["Name"] = f"{first} {after['LastName']}" if first else after["LastName"]
+        if obj.name == "Opportunity":
+            self._stage(before, after, sent)
+        elif obj.name == "Case":
+            self._case(before, after)
+        elif obj.name == "Task":
+            after["IsClosed"] = after["Status"] == "Completed"
+        elif obj.name == "OpportunityLineItem":
+            opportunity = self.find("Opportunity", after["OpportunityId"])
+            product = self.find("Product2", after["Product2Id"])
+            after["Name"] = f"{opportunity['Name']} {product['Name']}"
+            after["TotalPrice"] = round(after["Quantity"] * after["UnitPrice"], 2)
+
+    def _stage(self, before: Row | None, after: Row, sent: Row) -> None:
+        """A stage change brings the stage's probability and forecast category, unless the same
+        request sets them; the Closed stages decide IsClosed and IsWon."""
+        stage = after["StageName"]
+        changed = before is None or before["StageName"] != stage
+        probability, category = STAGES[stage]
+        if changed and "Probability" not in sent:
+            after["Probability"] = float(probability)
+        if changed and "ForecastCategoryName" not in sent:
+            after["ForecastCategoryName"] = category
+        after["IsClosed"] = stage in ("Closed Won", "Closed Lost")
+        after["IsWon"] = stage == "Closed Won"
+
+    def _case(self, before: Row | None, after: Row) -> None:
+        status = after["Status"]
+        if status == "Escalated":
+            after["IsEscalated"] = True
+        elif after["IsEscalated"] is None:
+            after["IsEscalated"] = False
+        closing = status == "Closed" and (before is None or before["Status"] != "Closed")
+        if closing and after["Reason"] is None:
+            raise Refused(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, [])
+        after["IsClosed"] = status == "Closed"
+        if closing:
+            after["ClosedDate"] = self.stamp()
+        elif status != "Closed":
+            after["ClosedDate"] = None
+
+    def _roll_up(self, line: Row | None) -> None:
+        """An opportunity with products has the sum of their total prices as its Amount."""
+        if line is None:
+            return
+        opportunity = self.rows["Opportunity"][line["OpportunityId"]]
+        totals = [
+            item["TotalPrice"]
+            for item in self.rows["OpportunityLineItem"].values()
+            if item["OpportunityId"] == opportunity["Id"] and not item["IsDeleted"]
+        ]
+        if totals:
+            opportunity["Amount"] = round(sum(totals), 2)
+
+    def _convert(self, lead_id: str, options: Row, user: str) -> Reply:
+        """Apex `Database.convertLead`: an Account, a Contact and (unless told not to) an
+        Opportunity from the lead, which becomes read-only with the converted status."""
+        lead = self.find("Lead", lead_id)
+        if lead["IsConverted"]:
+            raise Refused(
+                400, "CANNOT_UPDATE_CONVERTED_LEAD", "cannot reference converted lead", []
+            )
+        status = options.get("convertedStatus", CONVERTED_STATUS)
+        if status != CONVERTED_STATUS:
+            raise Refused(
+                400,
+                "INVALID_STATUS",
+                f"invalid convertedStatus: {status}",
+                ["convertedStatus"],
+            )
+        account_id = options.get("accountId") or self.create(
+            "Account",
+            {"Name": lead["Company"], "Industry": lead["Industry"], "Rating": lead["Rating"]},
+            user,
+        )
+        contact_id = self.create(
+            "Contact",
+            {
+                "AccountId": account_id,
+                "FirstName": lead["FirstName"],
+                "LastName": lead["LastName"],
+                "Email": lead["Email"],
+                "Phone": lead["Phone"],
+                "Title": lead["Title"],
+                "LeadSource": lead["LeadSource"],
+            },
+            user,
+        )
+        opportunity_id = None
+        if not options.get("doNotCreateOpportunity", False):
+            opportunity_id = self.create(
+                "Opportunity",
+                {
+                    "Name": options.get("opportunityName") or f"{lead['Company']}-",
+                    "AccountId": account_id,
+                    "StageName": "Prospecting",
+                    "CloseDate": (self.now + timedelta(days=90)).date().isoformat(),
+                    "LeadSource": lead["LeadSource"],
+                },
+                user,
+            )
+        lead.update(
+            Status=CONVERTED_STATUS,
+            IsConverted=True,
+            ConvertedDate=self.now.date().isoformat(),
+            ConvertedAccountId=account_id,
+            ConvertedContactId=contact_id,
+            ConvertedOpportunityId=opportunity_id,
+            LastModifiedDate=self.stamp(),
+            LastModifiedById=user,
+            SystemModstamp=self.stamp(),
+        )
+        return json_reply(
+            200,
+            {
+                "leadId": lead["Id"],
+                "accountId": account_id,
+                "contactId": contact_id,
+                "opportunityId": opportunity_id,
+                "success": True,
+            },
+        )
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    def render(
+        self, obj: SObject, row: Row, version: str, names: list[str] | None
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {"attributes": _attributes(obj.name, row["Id"], version)}
+        for name in names if names is not None else obj.names:
+            out[obj.field(name).name] = row.get(obj.field(name).name)
+        return out
+
+    def limits(self) -> dict[str, Any]:
+        stored = sum(len(rows) for rows in self.rows.values())
+        return {
+            "DailyApiRequests": {
+                "Max": DAILY_API_REQUESTS,
+                "Remaining": DAILY_API_REQUESTS - self.api_calls,
+            },
+            "DailyBulkApiBatches": {"Max": 15000, "Remaining": 15000},
+            "DataStorageMB": {"Max": 5, "Remaining": 5 - stored * 2 // 1024},
+            "FileStorageMB": {"Max": 20, "Remaining": 20},
+            "HourlyTimeBasedWorkflow": {"Max": 50, "Remaining": 50},
+        }
+
+    def global_describe(self, version: str) -> dict[str, Any]:
+        return {
+            "encoding": "UTF-8",
+            "maxBatchSize": 200,
+            "sobjects": [_object_summary(obj, version) for obj in OBJECTS.values()],
+        }
+
+    def _object_info(self, obj: SObject, version: str) -> dict[str, Any]:
+        recent = sorted(
+            (row for row in self.rows[obj.name].values() if not row["IsDeleted"]),
+            key=lambda row: str(row["LastModifiedDate"]),
+            reverse=True,
+        )[:3]
+        names = ["Id", obj.name_field] if obj.has(obj.name_field) else ["Id"]
+        return {
+            "objectDescribe": _object_summary(obj, version),
+            "recentItems": [self.render(obj, row, version, names) for row in recent],
+        }
+
+    def describe(self, obj: SObject, version: str) -> dict[str, Any]:
+        summary = _object_summary(obj, version)
+        return {
+            **summary,
+            "fields": [_describe_field(obj, spec) for spec in obj.fields],
+            "childRelationships": [
+                {
+                    "childSObject": child.name,
+                    "field": spec.name,
+                    "relationshipName": _child_relationship(child),
+                    "cascadeDelete": (child.name, spec.name) in CASCADES.get(obj.name, ()),
+                }
+                for child in OBJECTS.values()
+                for spec in child.fields
+                if obj.name in spec.reference_to
+                and spec.name not in ("CreatedById", "LastModifiedById", "OwnerId")
+            ],
+            "nameField": obj.name_field if obj.has(obj.name_field) else None,
+        }
+
+    # -- SOQL ----------------------------------------------------------------------------------
+
+    def query(self, text: str, version: str, include_deleted: bool, batch: int) -> dict[str, Any]:
+        try:
+            parsed = parse_soql(text, now=self.now)
+        except QuerySyntaxError as error:
+            raise Refused(400, "MALFORMED_QUERY", malformed_query_message(error), None) from None
+        obj = sobject(parsed.object_name)
+        if obj is None:
+            raise _query_error(
+                text,
+                parsed.object_name,
+                "INVALID_TYPE",
+                f"sObject type '{parsed.object_name}' is not supported. If you are attempting to "
+                "use a custom object, be sure to append the '__c' after the entity name. Please "
+                "reference your WSDL or the describe call for the appropriate names.",
+            )
+        for path in _paths(parsed):
+            self._check_path(text, obj, path)
+        views = [
+            self._view(obj, row, 0)
+            for row in self.rows[obj.name].values()
+            if include_deleted or not row["IsDeleted"]
+        ]
+        page, total = evaluate(
+            views,
+            Query(
+                where=parsed.where,
+                order_by=parsed.order_by,
+                limit=parsed.limit,
+                offset=parsed.offset,
+            ),
+            Context(),
+        )
+        if parsed.is_count:
+            return {"totalSize": total, "done": True, "records": []}
+        shown = min(total - parsed.offset, len(page)) if parsed.limit is not None else len(page)
+        selected = parsed.fields
+        records = [self._project(obj, view, selected, version) for view in page]
+        return self._paged(
+            records, shown, version, "queryAll" if include_deleted else "query", batch
+        )
+
+    def _paged(
+        self, records: list[dict[str, Any]], total: int, version: str, endpoint: str, batch: int
+    ) -> dict[str, Any]:
+        if len(records) <= batch:
+            return {"totalSize": total, "done": True, "records": records}
+        locator = self.new_id("01g")[:15]
+        self.cursors[locator] = Cursor(records, total, batch)
+        return {
+            "totalSize": total,
+            "done": False,
+            "nextRecordsUrl": f"/services/data/{version}/{endpoint}/{locator}-{batch}",
+            "records": records[:batch],
+        }
+
+    def _more(self, version: str, endpoint: str, locator_at: str) -> dict[str, Any]:
+        locator, _, at_text = locator_at.partition("-")
+        cursor = self.cursors.get(locator)
+        if cursor is None or not at_text.isdigit():
+            raise Refused(400, "INVALID_QUERY_LOCATOR", "invalid query locator", None)
+        at = int(at_text)
+        following = at + cursor.batch
+        page: dict[str, Any] = {
+            "totalSize": cursor.total,
+            "done": following >= len(cursor.records),
+            "records": cursor.records[at:following],
+        }
+        if not page["done"]:
+            page["nextRecordsUrl"] = f"/services/data/{version}/{endpoint}/{locator}-{following}"
+            page = {key: page[key] for key in ("totalSize", "done", "nextRecordsUrl", "records")}
+        return page
+
+    def _check_path(self, text: str, obj: SObject, path: str) -> None:
+        current = obj
+        parts = path.split(".")
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            if last and current.has(part):
+                return
+            relation = current.relationship(part) if not last else None
+            if relation is None:
+                raise _query_error(
+                    text,
+                    part,
+                    "INVALID_FIELD",
+                    f"No such column '{part}' on entity '{current.name}'. If you are attempting "
+                    "to use a custom field, be sure to append the '__c' after the custom field "
+                    "name. Please reference your WSDL or the describe call for the appropriate "
+                    "names.",
+                )
+            current = OBJECTS[relation.reference_to[0]]
+
+    def _view(self, obj: SObject, row: Row, depth: int) -> Row:
+        """The row with each relationship name holding its related record, two levels deep,
+        so the shared evaluator walks `Account.Owner.Name` through plain dictionaries."""
+        view = dict(row)
+        if depth >= 2:
+            return view
+        for spec in obj.fields:
+            if spec.relationship is None or row.get(spec.name) is None:
+                continue
+            target = BY_PREFIX[str(row[spec.name])[:3]]
+            related = self.rows[target].get(row[spec.name])
+            if related is not None:
+                view[spec.relationship] = self._view(OBJECTS[target], related, depth + 1)
+                view[spec.relationship]["__type"] = target
+        return view
+
+    def _project(
+        self, obj: SObject, view: Row, selected: tuple[str, ...] | None, version: str
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {"attributes": _attributes(obj.name, view["Id"], version)}
+        for path in selected if selected is not None else obj.names:
+            _place(out, obj, view, path.split("."), version)
+        return out
+
+
+def _place(out: dict[str, Any], obj: SObject, view: Row, parts: list[str], version: str) -> None:
+    if len(parts) == 1:
+        if not obj.has(parts[0]):
+            # Through a polymorphic relationship `Name` is the target's name field.
+            out["Name"] = view.get(obj.name_field)
+            return
+        out[obj.field(parts[0]).name] = view.get(obj.field(parts[0]).name)
+        return
+    relation = obj.relationship(parts[0])
+    if relation is None or relation.relationship is None:
+        return
+    related = view.get(relation.relationship)
+    if related is None:
+        out[relation.relationship] = None
+        return
+    target = OBJECTS[related["__type"]]
+    nested = out.get(relation.relationship)
+    if not isinstance(nested, dict):
+        nested = {"attributes": _attributes(target.name, related["Id"], version)}
+        out[relation.relationship] = nested
+    _place(nested, target, related, parts[1:], version)
+
+
+def _paths(query: SoqlQuery) -> list[str]:
+    paths = [item.path for item in query.select if isinstance(item, FieldRef)]
+    paths.extend(key.field for key in query.order_by)
+    stack: list[Filter] = [query.where] if query.where is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Condition):
+            paths.append(node.field)
+        elif isinstance(node, And | Or):
+            stack.extend(node.parts)
+        elif isinstance(node, Not):
+            stack.append(node.part)
+    return paths
+
+
+def _query_error(text: str, term: str, code: str, detail: str) -> Refused:
+    at = re.search(rf"\b{re.escape(term)}\b", text, flags=re.IGNORECASE)
+    position = at.start() if at else 0
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    line_text = text.split("\n")[line - 1]
+    caret = " " * (column - 1) + "^"
+    message = f"\n{line_text}\n{caret}\nERROR at Row:{line}:Column:{column}\n{detail}"
+    return Refused(400, code, message, None)
+
+
+def _attributes(name: str, record_id: str, version: str) -> dict[str, str]:
+    return {"type": name, "url": f"/services/data/{version}/sobjects/{name}/{record_id}"}
+
+
+def _object_summary(obj: SObject, version: str) -> dict[str, Any]:
+    base = f"/services/data/{version}/sobjects/{obj.name}"
+    return {
+        "name": obj.name,
+        "label": obj.label,
+        "labelPlural": obj.label_plural,
+        "keyPrefix": obj.key_prefix,
+        "custom": False,
+        "createable": True,
+        "updateable": True,
+        "deletable": True,
+        "queryable": True,
+        "searchable": obj.name not in ("OpportunityLineItem",),
+        "urls": {
+            "sobject": base,
+            "describe": f"{base}/describe",
+            "rowTemplate": f"{base}/{{ID}}",
+        },
+    }
+
+
+def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
+    listed = PICKLISTS.get(spec.picklist or "", ()) if spec.type == "picklist" else ()
+    default = PICKLIST_DEFAULTS.get((obj.name, spec.name))
+    return {
+        "name": spec.name,
+        "label": spec.label,
+        "type": spec.type,
+        "nillable": not spec.required and spec.type != "boolean" and spec.name != "Id",
+        "createable": spec.createable,
+        "updateable": spec.updateable,
+        "defaultedOnCreate": spec.name in ("Id", "OwnerId", "CreatedDate") or default is not None,
+        "externalId": spec.external_id,
+        "unique": spec.unique,
+        "restrictedPicklist": spec.type == "picklist",
+        "picklistValues": [
+            {"active": True, "defaultValue": value == default, "label": value, "value": value}
+            for value in listed
+        ],
+        "referenceTo": list(spec.reference_to),
+        "relationshipName": spec.relationship,
+    }
+
+
+def _child_relationship(child: SObject) -> str:
+    return (
+        child.label_plural.replace(" ", "")
+        if child.name != "OpportunityLineItem"
+        else ("OpportunityLineItems")
+    )
+
+
+def _external_field(obj: SObject, name: str) -> Field:
+    if not obj.has(name):
+        raise Refused(
+            404,
+            "NOT_FOUND",
+            f"Provided external ID field does not exist or is not accessible: {name}",
+            None,
+        )
+    spec = obj.field(name)
+    if not (spec.external_id or spec.name == "Id"):
+        raise Refused(
+            400,
+            "INVALID_FIELD",
+            f"Field {spec.name} is not an external id field",
+            [spec.name],
+        )
+    return spec
+
+
+def _batch_size(header: str | None) -> int:
+    if header is None:
+        return DEFAULT_BATCH
+    for part in header.split(","):
+        key, _, value = part.strip().partition("=")
+        if key == "batchSize" and value.isdigit():
+            return min(max(int(value), MIN_BATCH), DEFAULT_BATCH)
+    return DEFAULT_BATCH
+
+
+def _json_object(body: Body) -> Row:
+    if body.kind == "json" and isinstance(body.value, dict):
+        return dict(body.value)
+    if body.kind == "empty":
+        return {}
+    raise Refused(
+        400,
+        "JSON_PARSER_ERROR",
+        "The request body is either invalid or incomplete",
+        None,
+    )
+
+
+def form_pairs(body: Body) -> dict[str, str]:
+    return dict(parse_qsl(str(body.value))) if body.kind == "text" else {}
+
+
+def _token_reply(org: Org, form: Mapping[str, str]) -> Reply:
+    grant = form.get("grant_type")
+    if form.get("client_id") not in org.clients or org.clients[form["client_id"]] != form.get(
+        "client_secret"
+    ):
+        return json_reply(
+            400, {"error": "invalid_client_id", "error_description": "client identifier invalid"}
+        )
+    username = form.get("username", "")
+    if grant != "password" or org.passwords.get(username) != form.get("password"):
+        return json_reply(
+            400, {"error": "invalid_grant", "error_description": "authentication failure"}
+        )
+    token = org.session_for(username)
+    user_id = org.sessions[token]
+    return json_reply(
+        200,
+        {
+            "access_token": token,
+            "instance_url": org.host,
+            "id": f"https://login.salesforce.com/id/{ORG_ID}/{user_id}",
+            "token_type": "Bearer",
+            "issued_at": str(int((org.now - datetime(1970, 1, 1)).total_seconds() * 1000)),
+            "signature": "[REDACTED]",
+        },
+    )
