@@ -88,3 +88,12 @@ register_backend(
         package="myna.mocks.backends.itsm",
     )
 )
+
+register_backend(
+    Backend(
+        name="crm",
+        title="CRM (Salesforce REST API)",
+        package="myna.mocks.backends.crm",
+    )
+)
+"""The CRM back end: Salesforce REST API style, learned from a shipped trace corpus."""
