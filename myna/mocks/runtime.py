@@ -109,6 +109,7 @@ class Mock:
 
         self.admin = AdminApi(self)
         self._openapi: bytes | None = None
+        self._last_stamp: tuple[int, str] = (-1, "")
 
     # -- worlds, faults and logs (the admin API drives these) -------------------------------------
 
@@ -559,11 +560,16 @@ class Mock:
         return MockResponse(contract.success_status, headers, payload=payload)
 
     def _stamp(self) -> str:
-        moment = datetime.fromtimestamp(self.clock(), tz=UTC)
+        # Stamps have one-second resolution, so a busy mock formats each second once.
+        second = int(self.clock())
+        cached = self._last_stamp
+        if cached[0] == second:
+            return cached[1]
+        moment = datetime.fromtimestamp(second, tz=UTC)
         fmt = self.model.conventions.datetime_format
-        if fmt:
-            return moment.strftime(fmt)
-        return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+        text = moment.strftime(fmt) if fmt else moment.isoformat().replace("+00:00", "Z")
+        self._last_stamp = (second, text)
+        return text
 
     def _mint_id(self, resource: ResourceContract, tx: Transaction) -> str:
         spec = resource.resource
