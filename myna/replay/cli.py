@@ -54,7 +54,10 @@ def build_command(
     failures: Annotated[
         Path, typer.Argument(metavar="FAILURES", help="Failure logs (any trace format).")
     ],
-    model_path: Annotated[Path, typer.Option("--model", help="Service model (OpenAPI YAML).")],
+    model_spec: Annotated[
+        str,
+        typer.Option("--model", help="Service model: an OpenAPI YAML file or a built-in back end."),
+    ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Directory to write episodes to.")],
     variants: Annotated[int, typer.Option(min=0, help="Targeted variants per episode.")] = 0,
     distractors: Annotated[
@@ -65,16 +68,22 @@ def build_command(
     """Build episodes (and variants) from the failure sessions in FAILURES."""
     from myna.replay.build import Builder, build
     from myna.replay.episode import ModelRef, save_episode
-    from myna.replay.mock_world import MockWorlds, ToolTranslator
-    from myna.schemas import openapi
+    from myna.replay.mock_world import MockWorlds, ToolTranslator, load_model
     from myna.traces import read
 
-    model = openapi.load(model_path)
     out.mkdir(parents=True, exist_ok=True)
+    model_path = Path(model_spec)
+    # A file wins; otherwise the name of a built-in back end (`itsm`).
+    ref = (
+        ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve()))
+        if model_path.exists()
+        else ModelRef(name=model_spec)
+    )
+    model = load_model(ref, base=out)
     builder = Builder(
         model=model,
         factory=MockWorlds(model),
-        model_ref=ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve())),
+        model_ref=ref,
         tools=tuple(ToolTranslator(model).names()),
         translate=ToolTranslator(model),
         source_file=str(failures),

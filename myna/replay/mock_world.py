@@ -41,11 +41,15 @@ def load_model(ref: ModelRef, *, base: Path | None = None) -> ServiceModel:
         if not path.is_absolute() and base is not None:
             path = base / path
         return openapi.load(path)
-    raise ReplayError(
-        f"no built-in back end named {ref.name!r} is available to replay; "
-        "give the model file with --model",
-        field="environment.model.name",
-    )
+    from myna.mocks.backends import BACKENDS, builtin_model
+
+    if ref.name not in BACKENDS:
+        known = ", ".join(sorted(BACKENDS)) or "none"
+        raise ReplayError(
+            f"no built-in back end named {ref.name!r} (there are: {known})",
+            field="environment.model.name",
+        )
+    return builtin_model(str(ref.name))
 
 
 def stored(record: Record, resource: Resource) -> Record:

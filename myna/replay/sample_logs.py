@@ -1,8 +1,10 @@
-"""Sample failure logs, written by the project: one ServiceNow-style incident desk, one logged
-failure per failure class, and a successful session that corrects one of them.
+"""Sample failure logs, written by the project: one logged failure per failure class on a
+ServiceNow incident desk, and a successful session that corrects one of them.
 
-`python -m myna.replay.sample_logs DIR` writes `incident.model.yaml` (the service model, OpenAPI
-3.1) and `failures.jsonl` (canonical trace JSONL) into DIR; the copies shipped in
+The logs fit both the built-in ITSM back end (`myna.mocks.backends`, name `itsm`) and a small
+incident-desk model of the same Table API (`incident_model()`), which keeps tests fast.
+`python -m myna.replay.sample_logs DIR` writes `incident.model.yaml` (that model, OpenAPI 3.1)
+and `failures.jsonl` (canonical trace JSONL) into DIR; the copies shipped in
 `myna/replay/samples/` are kept current by a test. Every record and call below is what a
 ServiceNow Table API would show; the mistakes are the ones agents make on it.
 """
@@ -47,14 +49,7 @@ INCIDENTS = {
     "INC0010005": "a9e30c7dc61122760116894de7bcc7bd",
     "INC0010006": "ed92e8d173d023002728660c4cf6a7bc",
 }
-CLOSE_CODES = [
-    "Solved (Work Around)",
-    "Solved (Permanently)",
-    "Solved Remotely (Work Around)",
-    "Solved Remotely (Permanently)",
-    "Not Solved (Not Reproducible)",
-    "Closed/Resolved by Caller",
-]
+CLOSE_CODES = ["Solution provided", "Workaround provided", "Resolved by problem"]
 
 
 def _field(name: str, kind: str = "string", **facts: Any) -> FieldSpec:
@@ -128,6 +123,7 @@ def incident_model() -> ServiceModel:
             _field("short_description", required=True, required_on_create=True),
             _field("state", schema={"type": "string", "enum": states}, required=True),
             _field("priority", schema={"type": "string", "enum": ["1", "2", "3", "4", "5"]}),
+            _field("urgency", schema={"type": "string", "enum": ["1", "2", "3"]}),
             _field("assigned_to", reference=Reference(resource="sys_user", style="link_value")),
             _field(
                 "assignment_group",
@@ -136,7 +132,7 @@ def incident_model() -> ServiceModel:
             _field(
                 "close_code",
                 schema={"type": "string", "enum": CLOSE_CODES},
-                enum_frequencies={"Solved (Permanently)": 5, "Solved (Work Around)": 3},
+                enum_frequencies={"Solution provided": 5, "Workaround provided": 3},
             ),
             _field("close_notes"),
             _server("sys_updated_on"),
@@ -216,6 +212,7 @@ def _incident(
         "short_description": summary,
         "state": state,
         "priority": priority,
+        "urgency": "3",
         "assigned_to": _ref("sys_user", assigned_to) if assigned_to else "",
         "assignment_group": _ref("sys_user_group", group) if group else "",
         "close_code": "",
@@ -352,20 +349,20 @@ def _wrong_record() -> Session:
     )
 
 
-ESCALATE = "Escalate INC0010001: raise its priority to 1 and hand it to the Network group."
+ESCALATE = "Escalate INC0010001: raise its urgency to 1 and hand it to the Network group."
 
 
 def _missing_step() -> list[Session]:
     failed = _Log("escalate-switch", ESCALATE)
     failed.find("incident", "number=INC0010001", [DESK["INC0010001"]])
     failed.find("sys_user_group", "name=Network", [GROUPS[G_NETWORK]])
-    failed.patch("incident", DESK["INC0010001"], {"priority": "1"})
-    failed.say("Priority raised to 1.")
+    failed.patch("incident", DESK["INC0010001"], {"urgency": "1"})
+    failed.say("Urgency raised to 1.")
     done = _Log("escalate-switch-retry", ESCALATE)
     done.find("incident", "number=INC0010001", [DESK["INC0010001"]])
     done.find("sys_user_group", "name=Network", [GROUPS[G_NETWORK]])
-    done.patch("incident", DESK["INC0010001"], {"priority": "1", "assignment_group": G_NETWORK})
-    done.say("Escalated: priority 1, assigned to the Network group.")
+    done.patch("incident", DESK["INC0010001"], {"urgency": "1", "assignment_group": G_NETWORK})
+    done.say("Escalated: urgency 1, assigned to the Network group.")
     return [failed.session("failure", "The Network team never got it."), done.session("success")]
 
 
@@ -378,11 +375,9 @@ def _invented_value() -> Session:
     log.patch(
         "incident",
         DESK["INC0010005"],
-        {
-            "state": "6",
-            "close_code": "Fixed by workaround",
-            "close_notes": "Outlook starts in safe mode.",
-        },
+        {"state": "6", "resolution": "workaround", "close_notes": "Outlook starts in safe mode."},
+        400,
+        error="Data policy exception: mandatory fields: close_code",
     )
     log.say("Closed INC0010005.")
     expected = {
@@ -390,7 +385,7 @@ def _invented_value() -> Session:
             {
                 "resource": "incident",
                 "record": {"number": "INC0010005"},
-                "set": {"state": "6", "close_code": "Solved (Work Around)", "close_notes": None},
+                "set": {"state": "6", "close_code": "Workaround provided", "close_notes": None},
             }
         ]
     }

@@ -99,7 +99,7 @@ def test_a_refused_resolve_needs_the_fields_the_model_requires(built: BuildRepor
     }
     patch = episode.reference.steps[0]
     assert isinstance(patch, HttpStep)
-    assert patch.body["close_code"] == "Solved (Permanently)"  # the most frequent close code
+    assert patch.body["close_code"] == "Solution provided"  # the most frequent close code
     assert episode.provenance.failing_calls == [
         HttpStep(
             method="PATCH", path=f"{TABLE}/incident/{INCIDENTS['INC0010002']}", body={"state": "6"}
@@ -119,7 +119,7 @@ def test_the_successful_prefix_is_replayed_into_the_initial_world(built: BuildRe
     switch = next(
         r for r in episode.environment.initial_world["incident"] if r["number"] == "INC0010001"
     )
-    assert switch["priority"] == "1"  # the agent's one successful write
+    assert switch["urgency"] == "1"  # the agent's one successful write
     assert _check(episode, "incident #1 assignment_group").value
 
 
@@ -145,9 +145,9 @@ def test_variants_vary_record_value_and_wording_each_with_its_own_verifier(
     assert len(variants) == 3
     assert {v.provenance.variant for v in variants} == {"other_record", "other_value", "wording"}
     other_value = next(v for v in variants if v.provenance.variant == "other_value")
-    new_priority = _check(other_value, "incident #1 priority").value
-    assert new_priority != "1"
-    assert f"priority to {new_priority}" in other_value.problem.instruction
+    new_urgency = _check(other_value, "incident #1 urgency").value
+    assert new_urgency != "1"
+    assert f"urgency to {new_urgency}" in other_value.problem.instruction
     other_record = next(v for v in variants if v.provenance.variant == "other_record")
     assert "INC0010001" not in other_record.problem.instruction
 
@@ -410,3 +410,22 @@ def test_the_mocks_own_call_log_is_valid_input(worlds: MockWorlds) -> None:
     [failing] = episode.provenance.failing_calls
     assert isinstance(failing, HttpStep)
     assert failing.path == target
+
+
+def test_the_samples_build_and_pass_audit_on_the_builtin_itsm_back_end() -> None:
+    from myna.mocks.backends import builtin_model
+
+    itsm = builtin_model("itsm")
+    worlds = MockWorlds(itsm)
+    builder = Builder(
+        model=itsm,
+        factory=worlds,
+        model_ref=ModelRef(name="itsm"),
+        tools=tuple(ToolTranslator(itsm).names()),
+    )
+    report = build(failure_sessions(), builder, variants=1)
+    assert report.skipped == []
+    assert {e.provenance.failure_class for e in report.episodes} == set(FAILURE_CLASSES)
+    for episode in report.episodes:
+        verdict = audit(runner_for(episode, itsm, worlds), itsm, k=1)
+        assert verdict.status == "accepted", (episode.id, verdict.reasons)

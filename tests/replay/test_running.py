@@ -27,7 +27,7 @@ TARGET = INCIDENTS["INC0010002"]
 RESOLVE = {
     "sys_id": TARGET,
     "state": "6",
-    "close_code": "Solved (Permanently)",
+    "close_code": "Solution provided",
     "close_notes": "Restarted the VPN concentrator.",
 }
 
@@ -161,7 +161,7 @@ def test_export_writes_what_an_agent_may_see(episodes: dict[str, Episode], tmp_p
     assert row["prompt"] == [{"role": "user", "content": row["instruction"]}]
     assert {t["function"]["name"] for t in row["tools"]} >= {"update_incident", "list_incident"}
     assert row["metadata"]["failure_class"] == "constraint_violation"
-    assert "Solved (Permanently)" not in json.dumps(row["metadata"])
+    assert "Solution provided" not in json.dumps(row["metadata"])
 
 
 def _cli(*args: str) -> Any:
@@ -215,3 +215,13 @@ def test_a_cli_user_error_names_the_file(tmp_path: Path, resolve: Episode) -> No
     assert result.exit_code != 0
     assert "rollouts.jsonl" in str(result.exception)
     assert "passed" in str(result.exception)
+
+
+def test_the_cli_builds_on_a_builtin_back_end_by_name(tmp_path: Path) -> None:
+    out = tmp_path / "episodes"
+    _cli("replay", "build", str(SAMPLES / "failures.jsonl"), "--model", "itsm", "-o", str(out))
+    assert load_episode(out / "resolve-vpn-constraint_violation.json").environment.model == (
+        ModelRef(name="itsm")
+    )
+    ran = json.loads(_cli("replay", "run", str(out), "--json").stdout)
+    assert {row["passed"] for row in ran} == {"True"}
