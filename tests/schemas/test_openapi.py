@@ -189,3 +189,24 @@ def test_any_model_round_trips_through_yaml_byte_for_byte(model: ServiceModel) -
 
     assert again == model
     assert dumps(again) == text
+
+
+def test_pinned_facts_are_flagged_beside_the_fact() -> None:
+    caller = to_openapi(servicenow_model())["components"]["schemas"]["incident"]["properties"][
+        "caller_id"
+    ]
+
+    assert caller["x-myna-pinned"] is True
+    assert "pinned" not in caller["x-myna-field"]["evidence"]
+
+
+def test_a_reviewer_pins_a_fact_by_adding_x_myna_pinned() -> None:
+    document = to_openapi(servicenow_model())
+    document["paths"]["/api/now/table/incident"]["get"]["x-myna-pinned"] = True
+    document["components"]["schemas"]["incident"]["properties"]["state"]["x-myna-pinned"] = True
+
+    model = loads(yaml.safe_dump(document))
+
+    assert model.operation("list_incident").evidence.pinned
+    assert model.resources["incident"].fields["state"].evidence.pinned
+    assert not model.resources["incident"].fields["number"].evidence.pinned
