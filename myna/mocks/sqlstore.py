@@ -47,6 +47,7 @@ from myna.mocks.store import (
     NotFoundError,
     Record,
     RecordChange,
+    SnapshotInfo,
     WorldInfo,
 )
 from myna.schemas.model import ServiceModel
@@ -172,9 +173,23 @@ class _Statements:
             f"SELECT resource, record_id, data FROM {p}overlay WHERE world = ? "
             "ORDER BY resource, ord, record_id"
         )
-        self.has_writes = sql(
-            f"SELECT EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
-            f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?)"
+        # A fork of a world with writes freezes them into a snapshot and remembers it on the
+        # world row under the world's write token, so the next fork reuses it; every writing
+        # transaction draws a new token, which forgets it.
+        self.fork_state = sql(
+            f"SELECT fork_snapshot, write_token, "
+            f"EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
+            f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?) "
+            f"FROM {p}worlds WHERE id = ?"
+        )
+        self.remember_fork = sql(
+            f"UPDATE {p}worlds SET fork_snapshot = ? WHERE id = ? AND write_token = ?"
+        )
+        self.new_write_token = sql(
+            f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ?"
+        )
+        self.forget_forks_of = sql(
+            f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE fork_snapshot = ?"
         )
         self.overlay_put = sql(
             f"INSERT INTO {p}overlay (world, resource, record_id, ord, data) "
@@ -202,6 +217,16 @@ class _Statements:
         self.sequences_of_world = sql(f"SELECT name, value FROM {p}world_sequences WHERE world = ?")
         self.sequences_clear = sql(f"DELETE FROM {p}world_sequences WHERE world = ?")
         self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
+        self.snapshots = sql(f"SELECT id, parent, created_at FROM {p}snapshots ORDER BY id")
+        self.snapshot_users = sql(
+            f"SELECT id FROM {p}worlds WHERE base_snapshot = ? "
+            f"UNION SELECT id FROM {p}snapshots WHERE parent = ? ORDER BY 1 LIMIT 6"
+        )
+        self.snapshot_drop = [
+            sql(f"DELETE FROM {p}layer WHERE snapshot = ?"),
+            sql(f"DELETE FROM {p}snapshot_sequences WHERE snapshot = ?"),
+            sql(f"DELETE FROM {p}snapshots WHERE id = ?"),
+        ]
         self.insert_snapshot = sql(
             f"INSERT INTO {p}snapshots (id, parent, created_at) VALUES (?, ?, ?) "
             "ON CONFLICT (id) DO NOTHING RETURNING id"
@@ -264,6 +289,8 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         sa.Column("id", key, primary_key=True),
         sa.Column("base_snapshot", key, nullable=True),
         sa.Column("created_at", sa.Float, nullable=False),
+        sa.Column("fork_snapshot", key, nullable=True),
+        sa.Column("write_token", key, nullable=True),
     )
     sa.Table(
         f"{prefix}overlay",
@@ -310,6 +337,7 @@ class SqlTransaction:
         # same query as the overlay row), saving a round trip on every request.
         self._loaded = False
         self._base_layer: _Layer | None = None
+        self._written = False
         # Records reached by dot-walking during this transaction's list calls; cleared by every
         # write so a walk never sees a stale target.
         self._walked: dict[tuple[str, str], Record | None] = {}
@@ -382,6 +410,7 @@ class SqlTransaction:
         base = self._base()
         inherited = base.sequences.get(name) if base is not None else None
         first = start if inherited is None else max(start, inherited + 1)
+        self._mark_written()
         self._cursor.execute(self._store._sql.sequence_next, (self._world, name, first))
         row = self._cursor.fetchone()
         return int(row[0])
@@ -394,6 +423,13 @@ class SqlTransaction:
                 resource=resource,
                 record_id=record_id,
             )
+
+    def _mark_written(self) -> None:
+        """On the first write, draw a new write token: a snapshot a fork remembered no longer
+        holds this world's state."""
+        if not self._written:
+            self._cursor.execute(self._store._sql.new_write_token, (uuid.uuid4().hex, self._world))
+            self._written = True
 
     def _base(self) -> _Layer | None:
         if not self._loaded:
@@ -475,6 +511,7 @@ class SqlTransaction:
 
     def _put(self, resource: str, record_id: str, record: Record | None) -> None:
         self._walked.clear()
+        self._mark_written()
         data = None if record is None else _dumps(record)
         self._cursor.execute(
             self._store._sql.overlay_put,
@@ -637,7 +674,10 @@ class SqlStore:
         """
         with self._translated(), self._cursor() as cursor:
             if from_snapshot is not None:
-                self._layer(cursor, from_snapshot)
+                # Asked of the database, not the cache: another process may have deleted it.
+                cursor.execute(self._sql.snapshot, (from_snapshot,))
+                if cursor.fetchone() is None:
+                    raise NotFoundError("no such snapshot", snapshot=from_snapshot)
             created = time.time()
             cursor.execute(self._sql.insert_world, (world, from_snapshot, created))
             if cursor.fetchone() is None:
@@ -653,8 +693,7 @@ class SqlStore:
         with self._translated(), self._cursor() as cursor:
             base = self._world_base(cursor, source)
             base_id = base.id if base is not None else None
-            if self._has_writes(cursor, source):
-                base_id = self._snapshot(cursor, source, base, uuid.uuid4().hex)
+            base_id = self._frozen(cursor, source, base)
             created = time.time()
             cursor.execute(self._sql.insert_world, (new_world, base_id, created))
             if cursor.fetchone() is None:
@@ -753,6 +792,32 @@ class SqlStore:
             cursor.execute(self._sql.snapshot, (snapshot,))
             return cursor.fetchone() is not None
 
+    def snapshots(self) -> Sequence[SnapshotInfo]:
+        with self._cursor() as cursor:
+            cursor.execute(self._sql.snapshots)
+            rows = cursor.fetchall()
+        return [SnapshotInfo(id=r[0], parent=r[1], created_at=float(r[2])) for r in rows]
+
+    def delete_snapshot(self, snapshot: str) -> None:
+        """Drop a snapshot no world is based on and no snapshot layers on; a fork that
+        remembered it will snapshot afresh."""
+        with self._cursor() as cursor:
+            cursor.execute(self._sql.snapshot, (snapshot,))
+            if cursor.fetchone() is None:
+                raise NotFoundError("no such snapshot", snapshot=snapshot)
+            cursor.execute(self._sql.snapshot_users, (snapshot, snapshot))
+            users = [str(row[0]) for row in cursor.fetchall()]
+            if users:
+                shown = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
+                raise ConflictError(
+                    f"worlds or snapshots still build on it: {shown}", snapshot=snapshot
+                )
+            cursor.execute(self._sql.forget_forks_of, (snapshot,))
+            for statement in self._sql.snapshot_drop:
+                cursor.execute(statement, (snapshot,))
+        with self._layers_lock:
+            self._layers.pop(snapshot, None)
+
     # -- diff ----------------------------------------------------------------------------------
 
     def diff(self, world: str, against: str | None = None) -> list[RecordChange]:
@@ -800,9 +865,19 @@ class SqlStore:
         base_id, _ = self._world_row(cursor, world)
         return None if base_id is None else self._layer(cursor, base_id)
 
-    def _has_writes(self, cursor: Any, world: str) -> bool:
-        cursor.execute(self._sql.has_writes, (world, world))
-        return bool(cursor.fetchone()[0])
+    def _frozen(self, cursor: Any, world: str, base: _Layer | None) -> str | None:
+        """A snapshot of the world's current state: its base when it has not written, the
+        snapshot its last fork made when it has not written since, else a new one."""
+        cursor.execute(self._sql.fork_state, (world, world, world))
+        remembered, token, written = cursor.fetchone()
+        if not written:
+            return None if base is None else base.id
+        if remembered is not None:
+            return str(remembered)
+        snapshot_id = self._snapshot(cursor, world, base, uuid.uuid4().hex)
+        # Under a token a concurrent writer has replaced, nothing is remembered.
+        cursor.execute(self._sql.remember_fork, (snapshot_id, world, token))
+        return snapshot_id
 
     def _clear(self, cursor: Any, world: str) -> None:
         cursor.execute(self._sql.overlay_clear, (world,))

@@ -53,6 +53,15 @@ class WorldInfo:
     created_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    """An immutable state worlds can be created from; `parent` is the snapshot it layers on."""
+
+    id: str
+    parent: str | None
+    created_at: float
+
+
 class Transaction(Protocol):
     """All reads and writes of one request; committed together or not at all."""
 
@@ -106,6 +115,13 @@ class Store(Protocol):
         ...
 
     def worlds(self) -> Sequence[WorldInfo]: ...
+
+    def snapshots(self) -> Sequence[SnapshotInfo]: ...
+
+    def delete_snapshot(self, snapshot: str) -> None:
+        """Drop a snapshot no world is based on and no snapshot layers on (`ConflictError`
+        naming them otherwise)."""
+        ...
 
     def load_base(
         self,

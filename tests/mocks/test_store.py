@@ -365,3 +365,42 @@ def test_concurrent_requests_draw_distinct_sequence_values(seeded: SqlStore) -> 
     with ThreadPoolExecutor(max_workers=4) as pool:
         drawn = list(pool.map(draw, range(60)))
     assert sorted(drawn) == list(range(1, 61))
+
+
+def test_forks_of_an_unchanged_world_share_one_snapshot(seeded: SqlStore) -> None:
+    assert seeded.fork_world("w", "clean").base_snapshot == "base"
+    with seeded.transaction("w") as tx:
+        tx.insert("incident", "c", {"number": "INC003"})
+    first = seeded.fork_world("w", "f1").base_snapshot
+    assert seeded.fork_world("w", "f2").base_snapshot == first
+    with seeded.transaction("w") as tx:
+        tx.next_sequence("incident.number", 1)  # a counter step is a write too
+    third = seeded.fork_world("w", "f3").base_snapshot
+    assert third not in (first, "base")
+    with seeded.transaction("w") as tx:
+        tx.delete("incident", "c")
+    assert seeded.fork_world("w", "f4").base_snapshot not in (first, third)
+    assert ids(seeded, "f2") == ["INC001", "INC002", "INC003"]
+    assert ids(seeded, "f4") == ["INC001", "INC002"]
+
+
+def test_snapshots_are_listed_and_deleted_once_nothing_builds_on_them(seeded: SqlStore) -> None:
+    with seeded.transaction("w") as tx:
+        tx.insert("incident", "c", {"number": "INC003"})
+    seeded.snapshot("w", "after")
+    assert [(s.id, s.parent) for s in seeded.snapshots()] == [
+        ("after", "base"),
+        ("base", None),
+    ]
+    with pytest.raises(NotFoundError, match="snapshot nope"):
+        seeded.delete_snapshot("nope")
+    with pytest.raises(ConflictError, match="build on it: after, w"):
+        seeded.delete_snapshot("base")
+    seeded.create_world("replay", from_snapshot="after")
+    with pytest.raises(ConflictError, match="build on it: replay"):
+        seeded.delete_snapshot("after")
+    seeded.delete_world("replay")
+    seeded.delete_snapshot("after")
+    assert [s.id for s in seeded.snapshots()] == ["base"]
+    with pytest.raises(NotFoundError, match="snapshot after"):
+        seeded.create_world("again", from_snapshot="after")
