@@ -9,7 +9,8 @@ action already parsed into a dict. Actions:
   mock's API directly;
 - `{"submit": "<final answer>"}` (or `null` for none): end the episode and get the reward.
 
-The reset observation is `{"instruction", "tools"}`; each step's is the reply
+The reset observation is `{"instruction", "tools"}` (tool names; `info["tools"]` holds their
+OpenAI function definitions, too large for some observations); each step's is the reply
 `{"status", "body"[, "error"]}`. Rewards are 0 until the submit, whose reward is the verifier's.
 A forbidden call or a crashing world ends the episode failed with `info["repercussion"]`;
 running out of steps truncates it (reward 0). Malformed actions are answered with an error
@@ -97,7 +98,8 @@ class Env(gymnasium.Env[str, str]):
         self._steps = 0
         tools = self.episode.environment.tools
         observation = _text({"instruction": self.episode.problem.instruction, "tools": tools})
-        return observation, {"episode_id": self.episode.id}
+        info = {"episode_id": self.episode.id, "tools": self.runner.tool_definitions}
+        return observation, info
 
     def step(
         self, action: str | dict[str, Any]

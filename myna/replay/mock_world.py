@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,11 @@ class MockWorlds:
         elif scheme == "apikey":
             self.headers[model.conventions.auth.header or "x-api-key"] = SERVICE_TOKEN
 
+    @cached_property
+    def translator(self) -> ToolTranslator:
+        """The model's tools (built once: deriving them walks every operation)."""
+        return ToolTranslator(self.model)
+
     def snapshot_for(self, environment: Environment) -> str:
         """The base snapshot holding the environment's initial world, loaded on first use."""
         cached = self._snapshots.get(id(environment))
@@ -179,7 +185,12 @@ def runner_for(
 ) -> EpisodeRunner:
     """An episode runner on the in-process mock (pass `worlds` to share one mock)."""
     factory = worlds if worlds is not None else MockWorlds(model)
-    return EpisodeRunner(episode, factory, routes_for(model), ToolTranslator(model))
+    translate = factory.translator
+    offered = set(episode.environment.tools)
+    definitions = [
+        tool.openai() for tool in translate.toolbox.tools if not offered or tool.name in offered
+    ]
+    return EpisodeRunner(episode, factory, routes_for(model), translate, definitions)
 
 
 class Replayers:

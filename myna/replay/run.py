@@ -10,7 +10,7 @@ raising into the trainer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -143,11 +143,13 @@ class EpisodeRunner:
         factory: WorldFactory,
         routes: Routes,
         translate: ToolTranslator | None = None,
+        tool_definitions: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.episode = episode
         self.factory = factory
         self.routes = routes
         self.translate = translate
+        self.tool_definitions = list(tool_definitions)
         environment = episode.environment
         self.base = Base(index_world(environment.initial_world, environment.id_fields))
         self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]

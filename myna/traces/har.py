@@ -65,8 +65,9 @@ def looks_like_har(peek: Peek) -> bool:
 
 def read_har(source: Source) -> Iterator[Session]:
     """Yield the sessions of one HAR file (see the module docstring for the mapping)."""
+    start = _content_start(source)
     prelude = _read_prelude(source)
-    source.file.seek(0)
+    source.file.seek(start)
     options = source.options
     buffers: dict[str, PartBuffer] = {}
     buffered_events = buffered_bytes = 0
@@ -119,6 +120,13 @@ def _flush_all(buffers: dict[str, PartBuffer], source: Source) -> Iterator[Sessi
         if buffer.events:
             source.report.sessions += buffer.parts_yielded == 0
             yield buffer.flush()
+
+
+def _content_start(source: Source) -> int:
+    """Skip a UTF-8 byte order mark (Fiddler writes one), which the JSON parser rejects."""
+    start = 3 if source.file.read(3) == b"\xef\xbb\xbf" else 0
+    source.file.seek(start)
+    return start
 
 
 @dataclass(slots=True)

@@ -64,7 +64,7 @@ def test_each_attempt_gets_a_fresh_world(episode: Episode) -> None:
 def test_a_reset_shows_the_instruction_and_a_submit_scores_it(env: Env) -> None:
     observation, info = env.reset(seed=1)
     assert json.loads(observation)["instruction"].startswith("Resolve INC0010002")
-    assert info == {"episode_id": "resolve-inc0010002"}
+    assert info == {"episode_id": "resolve-inc0010002", "tools": []}
     observation, reward, terminated, truncated, _ = env.step(json.dumps(RESOLVE))
     assert json.loads(observation)["status"] == 200
     assert (reward, terminated, truncated) == (0.0, False, False)

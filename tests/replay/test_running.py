@@ -60,8 +60,9 @@ def test_an_agent_solves_it_through_env_with_tool_calls(
     resolve: Episode, replayers: Replayers
 ) -> None:
     env = Env(resolve, replayers.runner(resolve))
-    observation, _ = env.reset(seed=0)
+    observation, info = env.reset(seed=0)
     assert "update_incident" in json.loads(observation)["tools"]
+    assert "update_incident" in {tool["function"]["name"] for tool in info["tools"]}
     refused = {"tool": "update_incident", "arguments": {"sys_id": TARGET, "state": "6"}}
     reply = json.loads(env.step(refused)[0])
     assert reply["status"] == 400  # the mock enforces what the logged service enforced

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,34 @@ def test_websocket_and_non_http_entries_are_counted_not_read(write_json: WriteFi
 
     assert ids == ["w#1"]
     assert stream.report.skipped == {"websocket": 1, "non_http": 1}
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "fiddler.har"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(har([entry()])).encode())
+
+    assert [ex.id for s in read(path) for ex in s.exchanges] == ["fiddler#0"]
+
+
+def test_reading_streams_memory_stays_flat_whatever_the_file_size(tmp_path: Path) -> None:
+    records = [{"sys_id": f"{n:032x}", "short_description": "VPN drops " * 20} for n in range(20)]
+    item = json.dumps(entry(response_text=json.dumps({"result": records})))
+    path = tmp_path / "big.har"
+    with path.open("w") as out:
+        out.write('{"log": {"version": "1.2", "entries": [')
+        out.write(",".join(item for _ in range(1500)))
+        out.write("]}}")
+    assert path.stat().st_size > 9_000_000
+
+    tracemalloc.start()
+    try:
+        count = sum(len(part.events) for part in read(path, options=ReadOptions(part_events=50)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert count == 1500
+    assert peak < 3_000_000
 
 
 def test_long_sessions_are_yielded_in_parts_sharing_the_id(write_json: WriteFile) -> None:
