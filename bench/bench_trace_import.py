@@ -24,6 +24,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def _row(step: Step, input_mb: float, exchanges: int) -> dict[str, object]:
     }
 
 
-def _exchange_lines(path: Path) -> object:
+def _exchange_lines(path: Path) -> Iterator[bytes]:
     with path.open("rb") as lines:
         for line in lines:
             if line.startswith(b'{"type":"exchange"'):

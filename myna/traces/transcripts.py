@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from myna.errors import TraceFormatError
 from myna.traces.formats import PEEK_BYTES, Peek
 from myna.traces.model import Event, Message, MessageRole, Outcome, Session, ToolCall
 from myna.traces.source import PartBuffer, Source
@@ -92,7 +93,7 @@ class _Conversation:
     def skip(self, what: str) -> None:
         self.source.report.skipped[what] += 1
 
-    def error(self, message: str) -> Exception:
+    def error(self, message: str) -> TraceFormatError:
         return self.source.error(message, line=self.where.line, entry=self.where.index)
 
 

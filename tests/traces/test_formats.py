@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ from myna.errors import TraceFormatError
 from myna.traces import READERS, Session, read, register_reader
 from myna.traces.formats import Peek, detect_format
 from myna.traces.jsonl import write_jsonl
+from myna.traces.source import Source
 from tests.traces.conftest import WriteFile, entry, har
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -69,8 +70,8 @@ def test_registering_a_name_twice_raises() -> None:
 
 
 def test_a_registered_reader_is_used_for_detection(write_json: WriteFile) -> None:
-    def read_csv(source: object) -> list[Session]:
-        return [Session("csv")]
+    def read_csv(source: Source) -> Iterator[Session]:
+        yield Session("csv", source=source.name)
 
     register_reader(
         "test-csv", read_csv, detect=lambda peek: peek.text.startswith("a,b"), description="csv"

@@ -116,8 +116,9 @@ def test_response_bodies_keep_their_kind(
 def test_static_assets_are_skipped_and_counted_unless_asked_for(
     write_json: WriteFile, url: str, mime: str, resource_type: str | None
 ) -> None:
-    extra = {"_resourceType": resource_type} if resource_type else {}
-    asset = entry(url, response_mime=mime, response_text="x", **extra)
+    asset = entry(url, response_mime=mime, response_text="x")
+    if resource_type:
+        asset["_resourceType"] = resource_type
     path = write_json("s.har", har([entry(), asset]))
 
     stream = read(path)

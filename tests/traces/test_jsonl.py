@@ -20,10 +20,10 @@ from tests.traces.conftest import WriteFile
 
 # Keys and values that redaction or pseudonymisation would change are kept out, so that what goes
 # in is exactly what must come back.
-names = st.text(st.characters(codec="utf-8", categories=("L", "N")), min_size=1, max_size=8).filter(
+names = st.text(st.characters(codec="utf-8", categories=["L", "N"]), min_size=1, max_size=8).filter(
     lambda name: not any(part in name.lower() for part in ("pass", "token", "secret", "key", "sid"))
 )
-texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20).filter(
+texts = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20).filter(
     lambda text: "redacted" not in text.lower()
 )
 json_values = st.recursive(
