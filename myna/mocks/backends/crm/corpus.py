@@ -181,6 +181,7 @@ PEOPLE: Final = (
     ("leo.fischer@acme.example", "Leo", "Fischer", "Sales Development Rep", "Sales"),
     ("ines.alvarez@acme.example", "Ines", "Alvarez", "Support Engineer", "Support"),
     ("integration@acme.example", "Integration", "User", "API Integration", "IT"),
+    ("admin@acme.example", "Dana", "Whitfield", "Salesforce Administrator", "IT"),
 )
 
 # (name, industry, type, rating, city, country, employees, revenue, external id)
@@ -622,6 +623,63 @@ def clean_up(s: Scribe, b: Book) -> None:
     s.call("GET", f"{DATA}/sobjects/Invoice__c/describe")
 
 
+def administer_every_object(s: Scribe, b: Book) -> None:
+    s.login("admin@acme.example")
+    user = s.create(
+        "User",
+        {
+            "Username": "ravi.patel@acme.example",
+            "FirstName": "Ravi",
+            "LastName": "Patel",
+            "Alias": "rpate",
+            "Email": "ravi.patel@acme.example",
+            "TimeZoneSidKey": "Europe/London",
+            "LocaleSidKey": "en_GB",
+            "EmailEncodingKey": "UTF-8",
+            "LanguageLocaleKey": "en_US",
+            "Title": "Account Executive",
+        },
+    )
+    s.attempt("User", {"Username": "no.alias@acme.example", "LastName": "Alias"})
+    s.get("User", user)
+    s.update("User", user, {"Department": "Sales EMEA"})
+    s.delete("User", user)
+    s.update("User", user, {"IsActive": False})
+    s.query("SELECT Id, Name, Username, IsActive FROM User WHERE IsActive = true ORDER BY Name")
+    spare = s.create("Product2", {"Name": "Legacy Sensor", "Family": "Hardware"})
+    s.get("Product2", spare)
+    s.update("Product2", spare, {"Description": "End of life", "IsActive": False})
+    deal = s.create(
+        "Opportunity",
+        {
+            "Name": "Initech - Sensor refresh",
+            "AccountId": b.accounts[2],
+            "StageName": "Needs Analysis",
+            "CloseDate": "2026-09-30",
+        },
+    )
+    line = s.create(
+        "OpportunityLineItem",
+        {"OpportunityId": deal, "Product2Id": spare, "Quantity": 10.0, "UnitPrice": 99.5},
+    )
+    s.get("OpportunityLineItem", line)
+    s.update("OpportunityLineItem", line, {"Quantity": 12.0})
+    s.update("OpportunityLineItem", line, {"OpportunityId": b.opportunities["globex"]})
+    s.get("Opportunity", deal, "Amount")
+    s.delete("OpportunityLineItem", line)
+    s.delete("Product2", spare)
+    s.delete("Opportunity", deal)
+    lead = s.create("Lead", {"LastName": "Spam", "Company": "Bots Inc"})
+    s.delete("Lead", lead)
+    case = s.create("Case", {"Subject": "Test case, please ignore"})
+    task = s.create("Task", {"Subject": "Test task", "WhatId": case})
+    s.delete("Task", task)
+    s.delete("Case", case)
+    contact = s.create("Contact", {"LastName": "Tester"})
+    s.update("Contact", contact, {"Email": "tester@acme.example"})
+    s.delete("Contact", contact)
+
+
 def query_mistakes(s: Scribe, b: Book) -> None:
     s.login("maya.chen@acme.example")
     s.query("SELECT Id, Name FROM Account WHERE")
@@ -723,6 +781,12 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
         "Delete a stray contact and a churned account (its contacts go with it); deleted "
         "records are gone from query and get, and visible through queryAll.",
         clean_up,
+    ),
+    Chapter(
+        "administer-every-object",
+        "Create, read, update and delete one record of every object (users are deactivated, "
+        "not deleted; a line item stays with its opportunity).",
+        administer_every_object,
     ),
     Chapter(
         "query-mistakes",

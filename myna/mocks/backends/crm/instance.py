@@ -347,6 +347,14 @@ class Org:
             self.update(obj.name, row["Id"], _json_object(request.body), user)
             return no_content()
         if request.method == "DELETE":
+            if obj.name == "User":
+                # Users are deactivated (IsActive false), never deleted.
+                raise Refused(
+                    405,
+                    "METHOD_NOT_ALLOWED",
+                    "HTTP Method 'DELETE' not allowed. Allowed are GET,HEAD,PATCH",
+                    None,
+                )
             self.delete(obj.name, row["Id"], user)
             return no_content()
         raise not_found()
