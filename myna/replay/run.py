@@ -27,7 +27,7 @@ from myna.replay.verify import (
     make_outcome,
     verify,
 )
-from myna.replay.world import HttpRequest, ToolTranslator, World, WorldFactory
+from myna.replay.world import HttpRequest, Response, ToolTranslator, World, WorldFactory
 from myna.schemas.model import Operation, ServiceModel
 
 DEFAULT_ADMIN_PREFIXES: tuple[str, ...] = ("/_myna",)
@@ -205,7 +205,7 @@ class Attempt:
                 return Reply(403, error=reason)
         try:
             sent = self.world.client.request(method, path, json=body, params=params)
-            response = Reply(sent.status, sent.json())
+            response = Reply(sent.status, _payload(sent))
         # The step function is the declared boundary: a world that crashes ends the attempt
         # with a repercussion rather than taking the trainer down.
         except Exception as crash:
@@ -251,14 +251,28 @@ class Attempt:
     def submit(self, answer: str | None) -> Result:
         if self.result is not None:
             return self.result
-        outcome = self.runner.outcome(self.world, self.calls, answer)
-        verification = self.runner.verify(outcome)
-        self.world.close()
+        try:
+            outcome = self.runner.outcome(self.world, self.calls, answer)
+            verification = self.runner.verify(outcome)
+            self.world.close()
+        # Still the step function's boundary: a world that cannot report its changes fails the
+        # attempt rather than the trainer.
+        except Exception as crash:
+            verification = VerifierResult(0.0, False, ())
+            self.repercussion = Repercussion("crash", f"{type(crash).__name__}: {crash}")
         if self.repercussion is not None:
             self.result = Result(0.0, False, verification, self.repercussion)
         else:
             self.result = Result(verification.reward, verification.passed, verification)
         return self.result
+
+
+def _payload(response: Response) -> Any:
+    """The JSON body, or None for an empty one (a 204 after a delete)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 def run_steps(runner: EpisodeRunner, steps: Iterable[Step]) -> Result:

@@ -146,3 +146,19 @@ def test_is_registered_with_gymnasium(episode: Episode) -> None:
     observation, _ = made.reset(seed=0)
     assert "INC0010002" in observation
     made.close()
+
+
+def test_a_world_that_cannot_report_its_changes_fails_the_attempt(
+    episode: Episode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    factory = FakeFactory()
+    attempt = make_runner(episode, factory).start()
+
+    def broken() -> list[Any]:
+        raise RuntimeError("store went away")
+
+    monkeypatch.setattr(factory.opened[0], "changes", broken)
+    result = attempt.submit(None)
+    assert (result.reward, result.passed) == (0.0, False)
+    assert result.repercussion is not None
+    assert result.repercussion.detail == "RuntimeError: store went away"

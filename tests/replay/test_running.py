@@ -226,3 +226,17 @@ def test_the_cli_builds_on_a_builtin_back_end_by_name(tmp_path: Path) -> None:
     )
     ran = json.loads(_cli("replay", "run", str(out), "--json").stdout)
     assert {row["passed"] for row in ran} == {"True"}
+
+
+def test_a_delete_answered_204_is_a_reply_not_a_crash(
+    resolve: Episode, replayers: Replayers
+) -> None:
+    attempt = replayers.runner(resolve).start()
+    other = next(
+        r["sys_id"] for r in resolve.environment.initial_world["incident"] if r["sys_id"] != TARGET
+    )
+    reply = attempt.call("DELETE", f"{TABLE}/incident/{other}")
+    assert (reply.status, reply.body, attempt.repercussion) == (204, None, None)
+    result = attempt.submit(None)
+    failed = {c.name for c in result.verification.checks if not c.passed}
+    assert "no collateral changes" in failed
