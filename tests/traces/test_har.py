@@ -271,3 +271,18 @@ def test_corpus_keeps_upstream_redaction_and_finds_no_live_credentials() -> None
 
     assert auth <= {"Bearer [REDACTED]", "Basic [REDACTED]", "[REDACTED]"}
     assert len({ex.id for ex in exchanges}) == len(exchanges)
+
+
+def test_read_many_reports_across_files_and_tracks_bytes(write_json: WriteFile) -> None:
+    first = write_json(
+        "a.har", har([entry(), entry("https://h.example/x.css", response_mime="text/css")])
+    )
+    second = write_json("b.har", har([entry(), entry()]))
+
+    stream = read_many([first, second])
+    positions = [stream.position for _ in stream]
+
+    assert positions == sorted(positions)
+    assert stream.position == stream.bytes_read == first.stat().st_size + second.stat().st_size
+    assert (stream.report.files, stream.report.sessions, stream.report.events) == (2, 2, 3)
+    assert stream.report.skipped == {"static": 1}
