@@ -371,6 +371,11 @@ def _gate(name: str, problems: Iterable[str]) -> Gate:
 
 
 def _result_gate(name: str, result: Result, *, should_pass: bool) -> Gate:
+    repercussion = result.repercussion
+    if repercussion is not None and repercussion.kind == "crash" and not should_pass:
+        # A probe that crashed the world proves nothing about the verifier.
+        detail = f"inconclusive, the world crashed: {repercussion.detail}"
+        return Gate(name=name, ok=False, detail=detail)
     if result.passed == should_pass:
         return Gate(name=name, ok=True)
     failed = [f"{c.name}: {c.detail}" for c in result.verification.checks if not c.passed]

@@ -70,6 +70,8 @@ class FakeClient:
     ) -> FakeResponse:
         if self.world.explode:
             raise RuntimeError("the fake world exploded")
+        if method in self.world.explode_on:
+            raise RuntimeError("disk full")
         if not path.startswith(PREFIX):
             return FakeResponse(404, {"error": {"message": f"no route {path}"}})
         parts = path[len(PREFIX) :].strip("/").split("/")
@@ -114,6 +116,7 @@ class FakeWorld:
         self.records = copy.deepcopy(initial)
         self.ids = itertools.count(0xF00)
         self.explode = False
+        self.explode_on: frozenset[str] = frozenset()
         self.closed = False
         self.client = FakeClient(self)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -26,9 +27,10 @@ from myna.replay.episode import (
     Solution,
     Verifier,
 )
+from myna.replay.run import EpisodeRunner, Routes
 from myna.schemas.model import FieldSpec, Reference, StateMachine
 from tests.replay.conftest import A2
-from tests.replay.fakes import incident_model
+from tests.replay.fakes import FakeFactory, incident_model
 from tests.replay.test_env import make_runner
 
 MODEL = incident_model()
@@ -240,3 +242,28 @@ def test_ingest_accumulates_and_sets_difficulty(episode: Episode) -> None:
     assert twice.scores.rollouts["a"].tries == 4
     assert twice.scores.difficulty == pytest.approx(0.75)
     assert twice.scores.flags == []
+
+
+def test_a_probe_that_crashes_the_world_is_inconclusive_not_a_pass(episode: Episode) -> None:
+    class CrashOnDelete(FakeFactory):
+        def open(self, environment: Any) -> Any:
+            world = super().open(environment)
+            world.explode_on = frozenset({"DELETE"})
+            return world
+
+    no_delete_policy = [c for c in episode.verifier.checks if c.kind != "policy"]
+    loose = episode.model_copy(
+        update={
+            "verifier": Verifier(
+                checks=[
+                    *no_delete_policy,
+                    Policy(name="policy", forbid_undocumented=False, forbid_admin=False),
+                ]
+            )
+        }
+    )
+    runner = EpisodeRunner(loose, CrashOnDelete(), Routes.from_model(MODEL))
+    report = audit(runner, MODEL, k=1)
+    gate = next(g for g in report.gates if g.name == "probe:delete_records")
+    assert not gate.ok
+    assert gate.detail == "inconclusive, the world crashed: RuntimeError: disk full"
