@@ -1,0 +1,325 @@
+"""ITSMBench end to end: import, seed, generate, audit, run an agent, score.
+
+`prepare` imports an export (the shipped synthetic log by default), generates scenarios and audits
+each one with the replay engine (reference passes, no-op and probes fail, deterministic); only
+accepted scenarios are run. `run` plays an agent `trials` times on each, in `workers` threads
+(each with its own in-process mock), and `score` turns the trials into pass^1, pass^k, partial
+reward, tool calls and tokens, overall and per kind and tier.
+
+pass^k is tau-bench's: the chance that k independent trials of a task all succeed, estimated per
+task from n trials with c successes as C(c, k) / C(n, k), and averaged over tasks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.resources import files
+from math import comb
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from myna.itsm.agents import AgentContext, make_agent
+from myna.itsm.importers import ImportReport, import_history
+from myna.itsm.scenarios import KINDS, Generation, Scenario, generate
+from myna.itsm.scenarios.kinds import TOOLS
+from myna.replay.audit import Agent, AuditReport, audit, task_of
+from myna.replay.episode import ModelRef
+from myna.replay.mock_world import Replayers
+from myna.schemas.model import ServiceModel
+
+ITSM = ModelRef(name="itsm")
+Progress = Callable[[int], None]
+"""Called with how many units of work just finished."""
+
+
+def default_data() -> Path:
+    """The synthetic export that ships with Myna (clearly labelled synthetic in its header)."""
+    return Path(str(files("myna.itsm.data").joinpath("synthetic_incident_event_log.csv")))
+
+
+def itsm_model() -> ServiceModel:
+    from myna.mocks.backends import builtin_model
+
+    return builtin_model("itsm")
+
+
+class _Runners:
+    """One in-process mock per thread: worlds of one store are not shared across threads."""
+
+    def __init__(self, model: ServiceModel) -> None:
+        self.model = model
+        self._local = threading.local()
+
+    def get(self) -> Replayers:
+        replayers: Replayers | None = getattr(self._local, "replayers", None)
+        if replayers is None:
+            replayers = Replayers()
+            replayers.add(ITSM, self.model)
+            self._local.replayers = replayers
+        return replayers
+
+
+def _map(
+    function: Callable[[Scenario], object],
+    items: Sequence[Scenario],
+    workers: int,
+    progress: Progress | None,
+) -> list[object]:
+    def one(item: Scenario) -> object:
+        out = function(item)
+        if progress is not None:
+            progress(1)
+        return out
+
+    if workers <= 1:
+        return [one(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, items))
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Scenarios from one export, audited."""
+
+    source: str
+    import_report: ImportReport
+    generation: Generation
+    audits: tuple[AuditReport, ...]
+    model: ServiceModel
+
+    @property
+    def accepted(self) -> list[Scenario]:
+        return [
+            s
+            for s, a in zip(self.generation.scenarios, self.audits, strict=True)
+            if a.status == "accepted"
+        ]
+
+
+def prepare(
+    data: Path | None = None,
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+    workers: int = 1,
+    model: ServiceModel | None = None,
+    progress: Progress | None = None,
+) -> Prepared:
+    path = data or default_data()
+    history, report = import_history(path)
+    service = model or itsm_model()
+    generation = generate(history, service, seed=seed, limit=limit)
+    runners = _Runners(service)
+
+    def check(scenario: Scenario) -> AuditReport:
+        runner = runners.get().runner(scenario.episode)
+        return audit(runner, service, k=1, seed=seed)
+
+    audits = _map(check, generation.scenarios, workers, progress)
+    return Prepared(str(path), report, generation, tuple(audits), service)  # type: ignore[arg-type]
+
+
+class Trial(BaseModel):
+    scenario: str
+    kind: str
+    tier: int
+    trial: int
+    passed: bool
+    reward: float
+    tool_calls: int
+    tokens: int | None = None
+    repercussion: str | None = None
+
+
+def run(
+    prepared: Prepared,
+    agent_spec: str,
+    *,
+    trials: int = 1,
+    workers: int = 1,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> list[Trial]:
+    scenarios = prepared.accepted
+    tools = _tool_definitions(prepared.model)
+    context = AgentContext(
+        references={s.episode.id: s.episode.reference for s in scenarios}, tools=tuple(tools)
+    )
+    make_agent(agent_spec, context)  # fail before any work when the agent cannot be built
+    runners = _Runners(prepared.model)
+    local = threading.local()
+
+    def agent() -> Agent:
+        built: Agent | None = getattr(local, "agent", None)
+        if built is None:
+            built = make_agent(agent_spec, context)
+            local.agent = built
+        return built
+
+    def play(scenario: Scenario) -> list[Trial]:
+        runner = runners.get().runner(scenario.episode)
+        out = []
+        for index in range(trials):
+            solver = agent()
+            attempt = runner.start()
+            result = attempt.submit(solver.solve(task_of(scenario.episode), attempt, seed + index))
+            calls = len(attempt.calls)
+            out.append(
+                Trial(
+                    scenario=scenario.episode.id,
+                    kind=scenario.kind,
+                    tier=scenario.tier,
+                    trial=index,
+                    passed=result.passed,
+                    reward=result.reward,
+                    tool_calls=calls,
+                    tokens=getattr(solver, "tokens", None),
+                    repercussion=None if result.repercussion is None else result.repercussion.kind,
+                )
+            )
+        return out
+
+    played = _map(play, scenarios, workers, progress)
+    return [trial for group in played for trial in group]  # type: ignore[attr-defined]
+
+
+def _tool_definitions(model: ServiceModel) -> list[dict[str, object]]:
+    from myna.mocks.tools import Toolbox
+
+    toolbox = Toolbox(model)
+    return [toolbox.tool(name).openai() for name in TOOLS]
+
+
+def pass_hat_k(successes: Iterable[tuple[int, int]], k: int) -> float | None:
+    """tau-bench's pass^k over tasks given as (trials n, successes c): mean of C(c,k)/C(n,k);
+    None when some task has fewer than k trials."""
+    rows = list(successes)
+    if not rows or any(n < k for n, _ in rows):
+        return None
+    return sum(comb(c, k) / comb(n, k) for n, c in rows) / len(rows)
+
+
+class Score(BaseModel):
+    scenarios: int
+    trials: int
+    pass_hat: dict[int, float] = Field(description="k -> pass^k")
+    reward: float
+    tool_calls: float
+    tokens: int | None = None
+
+
+def score(trials: Sequence[Trial]) -> Score:
+    by_scenario: dict[str, list[Trial]] = {}
+    for trial in trials:
+        by_scenario.setdefault(trial.scenario, []).append(trial)
+    rows = [(len(group), sum(t.passed for t in group)) for group in by_scenario.values()]
+    most = min((n for n, _ in rows), default=0)
+    curve = {k: pass_hat_k(rows, k) for k in range(1, most + 1)}
+    reported = [t.tokens for t in trials if t.tokens is not None]
+    count = len(trials)
+    return Score(
+        scenarios=len(by_scenario),
+        trials=count,
+        pass_hat={k: value for k, value in curve.items() if value is not None},
+        reward=sum(t.reward for t in trials) / count if count else 0.0,
+        tool_calls=sum(t.tool_calls for t in trials) / count if count else 0.0,
+        tokens=sum(reported) if reported else None,
+    )
+
+
+class SourceYield(BaseModel):
+    """The headline: how many scenarios the data yielded, and how many survived the audit."""
+
+    kind: str
+    yielded: int
+    generated: int
+    accepted: int
+    rejections: dict[str, int] = Field(default_factory=dict)
+
+
+class BenchResult(BaseModel):
+    format: str = "myna.itsmbench/1"
+    source: str
+    source_format: str
+    synthetic: bool
+    agent: str
+    trials_per_scenario: int
+    seed: int
+    import_issues: dict[str, int]
+    seed_issues: list[dict[str, object]]
+    yields: list[SourceYield]
+    overall: Score
+    by_kind: dict[str, Score]
+    by_tier: dict[str, Score]
+    trials: list[Trial]
+
+    @property
+    def survival(self) -> tuple[int, int]:
+        return sum(y.accepted for y in self.yields), sum(y.generated for y in self.yields)
+
+
+def yields(prepared: Prepared) -> list[SourceYield]:
+    out = []
+    for kind in KINDS:
+        pairs = [
+            (s, a)
+            for s, a in zip(prepared.generation.scenarios, prepared.audits, strict=True)
+            if s.kind == kind
+        ]
+        rejections: dict[str, int] = {}
+        for _, report in pairs:
+            for gate in report.gates:
+                if not gate.ok:
+                    rejections[gate.name] = rejections.get(gate.name, 0) + 1
+        out.append(
+            SourceYield(
+                kind=kind,
+                yielded=prepared.generation.yielded[kind],
+                generated=len(pairs),
+                accepted=sum(a.status == "accepted" for _, a in pairs),
+                rejections=rejections,
+            )
+        )
+    return out
+
+
+def result(
+    prepared: Prepared,
+    agent: str,
+    trials: Sequence[Trial],
+    *,
+    per_scenario: int,
+    seed: int,
+    synthetic: bool,
+    source_format: str,
+) -> BenchResult:
+    kinds = sorted({t.kind for t in trials})
+    tiers = sorted({t.tier for t in trials})
+    return BenchResult(
+        source=prepared.source,
+        source_format=source_format,
+        synthetic=synthetic,
+        agent=agent,
+        trials_per_scenario=per_scenario,
+        seed=seed,
+        import_issues={str(k): v for k, v in prepared.import_report.by_kind().items()},
+        seed_issues=[
+            {
+                "table": i.table,
+                "field": i.field,
+                "kind": i.kind,
+                "detail": i.detail,
+                "count": i.count,
+            }
+            for i in prepared.generation.seed_issues
+        ],
+        yields=yields(prepared),
+        overall=score(trials),
+        by_kind={kind: score([t for t in trials if t.kind == kind]) for kind in kinds},
+        by_tier={str(tier): score([t for t in trials if t.tier == tier]) for tier in tiers},
+        trials=list(trials),
+    )
