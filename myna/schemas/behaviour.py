@@ -33,8 +33,7 @@ def state_paths(shape: Shape) -> list[str]:
 
 
 def _distinct_states(shape: Shape, path: str) -> int:
-    for part in path.split("."):
-        shape = shape.props.get(part) or Shape()
+    shape = shape.at(path)
     if shape.ints and shape.min_num is not None and shape.max_num is not None:
         return int(shape.max_num - shape.min_num) + 1
     return len([value for value in shape.values if value != ""])

@@ -51,3 +51,10 @@ class Tally:
             examples=list(self.examples),
             confidence=round(confidence(count) * scale, 3),
         )
+
+
+def count_evidence(samples: int) -> Evidence:
+    """Evidence that is only a count (no sessions or examples to cite)."""
+    tally = Tally()
+    tally.samples = samples
+    return tally.evidence()

@@ -21,37 +21,54 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
-from myna.schemas.evidence import Tally
+from myna.schemas.evidence import Tally, count_evidence
+from myna.schemas.fields import (
+    BOOKKEEPING,
+    NO_DEFAULT,
+    create_default,
+    datetime_format,
+    display_field,
+    error_message,
+    id_format,
+    link_target,
+    pointer_to_state,
+    sequence_format,
+    values_as_strings,
+)
+from myna.schemas.merge import merge_models
 from myna.schemas.model import (
     Conventions,
     Effect,
     FieldSpec,
-    IdFormat,
     Operation,
-    OperationKind,
     Parameter,
     Reference,
     Resource,
     ResponseSpec,
     ServiceModel,
 )
+from myna.schemas.openapi import component_name
+from myna.schemas.operations import (
+    OpStats,
+    literal_before,
+    operation_id,
+    operation_kind,
+    operation_resource,
+    query_role,
+)
 from myna.schemas.paths import (
     PARAM,
-    TABLE_CONTAINERS,
     api_base,
     param_name,
     service_name,
-    singular,
     site_of,
     split_path,
     template_paths,
 )
 from myna.schemas.records import (
-    GENERIC_LIST_KEYS,
     ID_FIELDS,
     NOTHING,
     Unwrapped,
@@ -61,7 +78,8 @@ from myna.schemas.records import (
     unwrap,
 )
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
-from myna.schemas.values import ID_PATTERNS, classify_segment, key_parts, prefix_of
+from myna.schemas.tools import learn_tools
+from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.traces.model import Exchange, Session, ToolCall
 
 __all__ = ["learn"]
@@ -92,9 +110,6 @@ def learn(
     fact a person pinned is kept as it is. Raises `LearnError` when the input holds nothing to
     learn from.
     """
-    from myna.schemas.merge import merge_models
-    from myna.schemas.tools import learn_tools
-
     exchanges: list[tuple[int, Exchange]] = []
     calls: list[tuple[int, ToolCall]] = []
     session_count = events = 0
@@ -226,26 +241,6 @@ def _combine(groups: list[Group]) -> Group:
 
 
 # --- operations ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class OpStats:
-    method: str
-    template: tuple[str, ...]
-    tally: Tally = field(default_factory=Tally)
-    statuses: dict[int, Tally] = field(default_factory=dict)
-    query: dict[str, Shape] = field(default_factory=dict)
-    request: Shape = field(default_factory=Shape)
-    wrappers: dict[int, Shape] = field(default_factory=dict)
-    bare: dict[int, Shape] = field(default_factory=dict)
-    headers: dict[int, dict[str, Shape]] = field(default_factory=dict)
-    wrap_keys: Counter[tuple[int, str | None, str]] = field(default_factory=Counter)
-    record_types: Counter[str] = field(default_factory=Counter)
-    many: int = 0
-    one_with_id: int = 0
-    kind: OperationKind = "other"
-    resource: str | None = None
-    id: str = ""
 
 
 _KEPT_RESPONSE_HEADERS = ("x-total-count", "link", "location", "etag", "retry-after")
@@ -449,8 +444,8 @@ class ServiceLearner:
 
     def _decide_operations(self) -> None:
         for op in self.ops.values():
-            op.resource = _operation_resource(op)
-            op.kind = _operation_kind(op)
+            op.resource = operation_resource(op)
+            op.kind = operation_kind(op)
 
     # pass 3 ----------------------------------------------------------------------------
 
@@ -622,7 +617,7 @@ class ServiceLearner:
                 id_field=id_name,
                 id_format=id_format(self.ids.get(name, set()), id_shape),
                 fields=self._fields(name, shape, id_name),
-                display_field=_display_field(shape, id_name),
+                display_field=display_field(shape, id_name),
                 unique=[id_name],
                 evidence=self.record_tally[name].evidence(),
             )
@@ -691,7 +686,7 @@ class ServiceLearner:
             if segment != PARAM:
                 parts.append(segment)
                 continue
-            owner = _literal_before(template, index)
+            owner = literal_before(template, index)
             values = self.param_values.get(template[: index + 1], {})
             name = param_name(owner, values, self.fields_of, self.service_id)
             if (
@@ -724,9 +719,7 @@ class ServiceLearner:
             written = field_name in sent
             generated = field_name == id_name or (bool(requests) and not written)
             weak = (
-                not requests
-                and field_name != id_name
-                and _BOOKKEEPING.match(field_name) is not None
+                not requests and field_name != id_name and BOOKKEEPING.match(field_name) is not None
             )
             spec = FieldSpec(
                 name=field_name,
@@ -739,14 +732,14 @@ class ServiceLearner:
                 and all(field_name in r for r in create_requests),
                 evidence=tally.evidence(samples=child.count, scale=0.3 if weak else 1.0),
             )
-            default = _default(field_name, creates)
-            if default is not _NO_DEFAULT:
+            default = create_default(field_name, creates)
+            if default is not NO_DEFAULT:
                 spec.has_default = True
                 spec.default = default
             enum = child.enum()
             if enum is not None:
                 spec.enum_frequencies = enum
-            spec.generator = _sequence(child) if field_name != id_name else None
+            spec.generator = sequence_format(child) if field_name != id_name else None
             spec.reference = self._reference(field_name, child, name)
             fields[field_name] = spec
         return fields
@@ -754,10 +747,10 @@ class ServiceLearner:
     def _reference(self, field_name: str, shape: Shape, owner: str) -> Reference | None:
         link = shape.props.get("link")
         if link is not None and "value" in shape.props:
-            target = _link_target(link.sample)
+            target = link_target(link.sample)
             if target is not None:
                 return Reference(
-                    resource=target, style="link_value", evidence=_count(shape.objects)
+                    resource=target, style="link_value", evidence=count_evidence(shape.objects)
                 )
         values = [value for value in shape.sample if value]
         if not values or shape.objects:
@@ -766,7 +759,9 @@ class ServiceLearner:
             if resource == owner and field_name == self.id_fields.get(owner):
                 continue
             if all(value in ids for value in values):
-                return Reference(resource=resource, style="id", evidence=_count(len(values)))
+                return Reference(
+                    resource=resource, style="id", evidence=count_evidence(len(values))
+                )
         return None
 
     # behaviour -------------------------------------------------------------------------
@@ -774,7 +769,10 @@ class ServiceLearner:
     def _behaviour(self, resources: dict[str, Resource]) -> None:
         paths = {name: behaviour.state_paths(self.records[name]) for name in resources}
         states = {
-            name: {path: set(_state_values(self.records[name], path)) for path in found}
+            name: {
+                path: {value for value in self.records[name].at(path).values if value != ""}
+                for path in found
+            }
             for name, found in paths.items()
         }
         seen = {name: behaviour.Observations() for name in resources}
@@ -805,8 +803,8 @@ class ServiceLearner:
                                 else None,
                                 request=exchange.request_body.value,
                                 status=exchange.status,
-                                message=_error_message(exchange.response_body.value),
-                                operation=op.id or _operation_id_hint(op),
+                                message=error_message(exchange.response_body.value),
+                                operation=op.id or operation_id(op),
                                 session=obs.session,
                                 example=exchange.id,
                             )
@@ -829,11 +827,11 @@ class ServiceLearner:
                         )
                         seen[name].implied.append(
                             behaviour.Implied(
-                                source, target, _operation_id_hint(op), obs.session, exchange.id
+                                source, target, operation_id(op), obs.session, exchange.id
                             )
                         )
                         implied = True
-                pending[(name, entity)] = (_operation_id_hint(op), implied)
+                pending[(name, entity)] = (operation_id(op), implied)
                 continue
             for record in records:
                 canonical = str(record[resource.id_field])
@@ -843,12 +841,12 @@ class ServiceLearner:
                         alias[(name, str(other))] = canonical
                 key = (name, canonical)
                 operation, was_implied = (
-                    (_operation_id_hint(op), False) if written else pending.pop(key, (None, False))
+                    (operation_id(op), False) if written else pending.pop(key, (None, False))
                 )
                 if op.kind == "create":
                     seen[name].created.append((record, operation or "", obs.session, exchange.id))
                     # A create may answer with a stub; the next read shows the state it made.
-                    pending[key] = (_operation_id_hint(op), False)
+                    pending[key] = (operation_id(op), False)
                 before = last.get(key)
                 last[key] = record
                 if before is not None and before != record:
@@ -860,7 +858,7 @@ class ServiceLearner:
         for name, resource in resources.items():
             observed = seen[name]
             resource.state_machines = [
-                behaviour.state_machine(path, _shape_at(self.records[name], path), observed)
+                behaviour.state_machine(path, self.records[name].at(path), observed)
                 for path in paths[name]
             ]
             stable, changes = behaviour.immutable_fields(observed.changes)
@@ -881,17 +879,17 @@ class ServiceLearner:
             resource = resources.get(op.resource) if op.resource else None
             id_name = resource.id_field if resource is not None else None
             path = self._path(op.template, op.resource, id_name)
-            base_id = _operation_id_hint(op)
-            operation_id = base_id
+            base_id = operation_id(op)
+            unique = base_id
             counter = 2
-            while operation_id in taken:
-                operation_id = f"{base_id}_{counter}"
+            while unique in taken:
+                unique = f"{base_id}_{counter}"
                 counter += 1
-            taken.add(operation_id)
-            op.id = operation_id
+            taken.add(unique)
+            op.id = unique
             operations.append(
                 Operation(
-                    id=operation_id,
+                    id=unique,
                     method=op.method,
                     path=path,
                     kind=op.kind,
@@ -908,7 +906,7 @@ class ServiceLearner:
 
     def _rename_transitions(self, resources: dict[str, Resource]) -> None:
         """Transitions were recorded with operation hints; point them at the final ids."""
-        final = {_operation_id_hint(op): op.id for op in self.ops.values()}
+        final = {operation_id(op): op.id for op in self.ops.values()}
         for resource in resources.values():
             for machine in resource.state_machines:
                 for transition in machine.transitions:
@@ -958,7 +956,7 @@ class ServiceLearner:
                     location="query",
                     required=shape.count == op.tally.samples,
                     schema_=shape.schema(),
-                    role=_query_role(name),
+                    role=query_role(name),
                     evidence=tally.evidence(),
                 )
             )
@@ -990,7 +988,7 @@ class ServiceLearner:
         _, key, cardinality = max(keys, key=lambda k: (op.wrap_keys[k], str(k)))
         names = sorted(op.record_types) if op.record_types else [op.resource] if op.resource else []
         refs = [
-            {"$ref": f"#/components/schemas/{_component(name)}"}
+            {"$ref": f"#/components/schemas/{component_name(name)}"}
             for name in names
             if name in resources
         ]
@@ -1012,8 +1010,8 @@ class ServiceLearner:
         effects: list[Effect] = []
         for machine in resource.state_machines:
             for transition in machine.transitions:
-                if transition.operation == _operation_id_hint(op):
-                    pointer = _pointer_to_state(op.request, set(machine.states))
+                if transition.operation == operation_id(op):
+                    pointer = pointer_to_state(op.request, set(machine.states))
                     effects.append(
                         Effect(
                             field=machine.field,
@@ -1035,8 +1033,8 @@ class ServiceLearner:
             pagination=conventions.infer_pagination(gathered, envelope),
             errors=conventions.infer_errors(gathered),
             auth=conventions.infer_auth(gathered),
-            values_as_strings=_values_as_strings(self.records.values()),
-            datetime_format=_datetime_format(self.records.values()),
+            values_as_strings=values_as_strings(self.records.values()),
+            datetime_format=datetime_format(self.records.values()),
             query_language=language,
         )
 
@@ -1045,101 +1043,7 @@ class ServiceLearner:
 
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 _GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})
-_QUERY_ACTIONS = frozenset({"query", "search", "find", "lookup", "graphql"})
-_BOOKKEEPING = re.compile(
-    r"^(?:sys_(?:id|created_on|created_by|updated_on|updated_by|mod_count)|created(?:_at|_on|_by)?"
-    r"|updated(?:_at|_on|_by)?|modified(?:_at|_on)?|CreatedDate|CreatedById|LastModifiedDate"
-    r"|LastModifiedById|SystemModstamp|createdAt|updatedAt)$"
-)
-_NO_DEFAULT = object()
 _ABSENT = object()
-
-
-def _literal_before(template: tuple[str, ...], index: int) -> str | None:
-    for segment in reversed(template[:index]):
-        if segment != PARAM:
-            return segment
-    return None
-
-
-def _resource_name(literal: str, parent: str | None) -> str:
-    return literal if parent in TABLE_CONTAINERS else singular(literal)
-
-
-def _operation_resource(op: OpStats) -> str | None:
-    """Which resource an operation's records belong to."""
-    if op.record_types:
-        # Records that name their own type (SOQL) come from a generic query endpoint.
-        return None
-    list_keys = {key for (_, key, _) in op.wrap_keys if key and key not in GENERIC_LIST_KEYS}
-    if len(list_keys) == 1:
-        return singular(next(iter(list_keys)))
-    template = op.template
-    literals = [(index, segment) for index, segment in enumerate(template) if segment != PARAM]
-    if not literals:
-        return None
-    index, last = literals[-1]
-    parent = template[index - 1] if index > 0 else None
-    grandparent = template[index - 2] if index > 1 else None
-    at_end = index == len(template) - 1
-    if at_end and parent == PARAM and not (op.many and op.method == "GET"):
-        # /issue/{id}/transitions: the action belongs to the record the parameter names.
-        owner = _literal_before(template, index - 1)
-        if owner is not None:
-            position = template.index(owner)
-            return _resource_name(owner, template[position - 1] if position > 0 else None)
-    if at_end and parent is not None and parent != PARAM:
-        if grandparent in TABLE_CONTAINERS and not op.many and not op.one_with_id:
-            # /sobjects/User/describe: a route under a named resource type.
-            return parent
-        if last in _QUERY_ACTIONS:
-            # /user/search answers with users.
-            return _resource_name(parent, grandparent)
-    return _resource_name(last, parent)
-
-
-def _operation_kind(op: OpStats) -> OperationKind:
-    template = op.template
-    method = op.method
-    on_item = bool(template) and template[-1] == PARAM
-    last = template[-1] if template else ""
-    after_item = len(template) >= 2 and template[-2] == PARAM and not on_item
-    if on_item:
-        return {
-            "GET": "get",
-            "PUT": "replace",
-            "PATCH": "update",
-            "DELETE": "delete",
-            "POST": "update",
-        }.get(method, "other")  # type: ignore[return-value]
-    if last in _QUERY_ACTIONS:
-        return "query"
-    if after_item and method in ("POST", "PUT", "PATCH"):
-        return "action"
-    if method == "GET":
-        if op.many:
-            return "list"
-        return "get" if op.one_with_id else "other"
-    if method == "POST":
-        created = any(status == 201 for status in op.statuses) or op.one_with_id
-        return "create" if created else "action" if after_item else "other"
-    if method == "DELETE":
-        return "delete" if after_item else "other"
-    return "other"
-
-
-def _operation_id_hint(op: OpStats) -> str:
-    """A readable operationId: `list_incident`, `transition_issue`, `get_serverInfo`."""
-    literals = [segment for segment in op.template if segment != PARAM]
-    resource = op.resource
-    if op.kind == "action" and literals:
-        return f"{singular(literals[-1])}_{resource or '_'.join(literals[:-1]) or 'root'}"
-    if resource is not None and op.kind != "other":
-        return f"{op.kind}_{resource}"
-    slug = "_".join(literals) or "root"
-    if op.kind != "other":
-        return op.kind if slug == op.kind else f"{op.kind}_{slug}"
-    return f"{op.method.lower()}_{slug}"
 
 
 def _entity_of(obs: Obs, op: OpStats, resource: Resource) -> str | None:
@@ -1149,29 +1053,6 @@ def _entity_of(obs: Obs, op: OpStats, resource: Resource) -> str | None:
     index = len(op.template) - 1 - op.template[::-1].index(PARAM)
     segments = obs.segments
     return segments[index] if index < len(segments) else None
-
-
-def _error_message(body: Any) -> str | None:
-    """The human message of an error body, wherever the service puts it."""
-    if isinstance(body, str):
-        return body.strip()[:200] or None
-    if isinstance(body, list):
-        return _error_message(body[0]) if body else None
-    if not isinstance(body, dict):
-        return None
-    for key in ("message", "errorMessage", "error_description", "detail"):
-        value = body.get(key)
-        if isinstance(value, str) and value:
-            return value
-    for key in ("error", "errors", "errorMessages"):
-        value = body.get(key)
-        if value:
-            found = _error_message(
-                value if not isinstance(value, dict) or "message" in value else list(value.values())
-            )
-            if found:
-                return found
-    return None
 
 
 def _size(value: Any) -> int:
@@ -1221,24 +1102,6 @@ def _short_text(text: Any, mime_type: str | None) -> str | None:
     return text
 
 
-def _query_role(name: str) -> Any:
-    if name in conventions.LIMIT_PARAMS:
-        return "limit"
-    if name in conventions.OFFSET_PARAMS:
-        return "offset"
-    if name in conventions.PAGE_PARAMS:
-        return "page"
-    if name in conventions.CURSOR_PARAMS:
-        return "cursor"
-    if name in ("sysparm_query", "q", "jql", "query", "filter"):
-        return "query"
-    if name in ("sysparm_fields", "fields", "expand", "sysparm_display_value"):
-        return "fields"
-    if name in ("sort", "order", "orderBy", "sysparm_order_by"):
-        return "sort"
-    return "filter"
-
-
 def _mentions_jql(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("jql"), str)
 
@@ -1248,160 +1111,3 @@ def _canonical_header(name: str) -> str:
     if lowered.startswith("x-"):
         return "X-" + "-".join(part.capitalize() for part in lowered[2:].split("-"))
     return "-".join(part.capitalize() for part in lowered.split("-"))
-
-
-def _component(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
-
-
-def _count(samples: int) -> Any:
-    tally = Tally()
-    tally.samples = samples
-    return tally.evidence()
-
-
-def _display_field(shape: Shape, id_name: str) -> str | None:
-    for name in ("number", "key", "name", "Name", "title", "summary", "display_name", "user_name"):
-        if name in shape.props and name != id_name:
-            return name
-    return None
-
-
-def _default(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> Any:
-    """The value a create answered with when the request left the field out, if always the same."""
-    values = [
-        json_value
-        for request, record in creates
-        if isinstance(request, dict) and name not in request and name in record
-        for json_value in [record[name]]
-    ]
-    if not values or any(value != values[0] for value in values):
-        return _NO_DEFAULT
-    return values[0]
-
-
-def _sequence(shape: Shape) -> IdFormat | None:
-    """`INC0010001`-style numbering: one prefix, one width, across every sampled value."""
-    if not shape.sample or (not shape.overflow and len(shape.values) < 2):
-        return None
-    parts = [key_parts(value) for value in shape.sample]
-    if any(part is None for part in parts) or "empty" in shape.formats:
-        return None
-    prefixes = {part[0] for part in parts if part}
-    widths = {part[2] for part in parts if part}
-    if len(prefixes) != 1 or len(widths) != 1:
-        return None
-    top = key_parts(shape.max_string)
-    if top is None:
-        return None
-    prefix, number, width = top
-    return IdFormat(
-        kind="sequence",
-        prefix=prefix,
-        width=width,
-        start=number + 1,
-        pattern=f"^{re.escape(prefix)}[0-9]{{{width}}}$",
-    )
-
-
-def id_format(ids: set[str], shape: Shape) -> IdFormat:
-    """How the resource's ids look, so the mock can mint new ones like them."""
-    values = sorted(ids) or shape.sample
-    classes = Counter(classify_segment(value) for value in values)
-    kind = classes.most_common(1)[0][0] if classes else "other"
-    if len(classes) > 1 and kind != "integer":
-        kind = "other"
-    if kind == "hex32":
-        return IdFormat(kind="hex32", width=32, pattern=ID_PATTERNS["hex32"])
-    if kind == "uuid":
-        return IdFormat(kind="uuid", pattern=ID_PATTERNS["uuid"])
-    if kind == "ulid":
-        return IdFormat(kind="ulid", width=26, pattern=ID_PATTERNS["ulid"])
-    if kind == "integer":
-        numbers = [int(value) for value in values if value.isdigit()]
-        return IdFormat(
-            kind="integer", start=max(numbers) + 1 if numbers else 1, pattern="^[0-9]+$"
-        )
-    if kind == "salesforce":
-        prefixes = Counter(value[:3] for value in values)
-        prefix = prefixes.most_common(1)[0][0]
-        width = max(len(value) for value in values)
-        return IdFormat(
-            kind="salesforce",
-            prefix=prefix,
-            width=width,
-            pattern=f"^{re.escape(prefix)}[a-zA-Z0-9]{{{width - 3}}}$",
-        )
-    if kind == "key":
-        parts = [key_parts(value) for value in values]
-        found = [part for part in parts if part]
-        prefix = Counter(part[0] for part in found).most_common(1)[0][0]
-        width = max(part[2] for part in found)
-        start = max(part[1] for part in found) + 1
-        return IdFormat(kind="sequence", prefix=prefix, width=width, start=start)
-    if kind == "prefixed":
-        prefix = prefix_of(values[0]) or ""
-        return IdFormat(
-            kind="prefixed", prefix=prefix, width=max(len(value) for value in values) - len(prefix)
-        )
-    width = max((len(value) for value in values), default=16)
-    return IdFormat(kind="opaque", width=width)
-
-
-def _link_target(links: list[str]) -> str | None:
-    """The table a ServiceNow reference points at: `.../table/sys_user/<id>` -> `sys_user`."""
-    targets: Counter[str] = Counter()
-    for link in links:
-        parts = split_path(urlsplit(link).path)
-        if len(parts) >= 2:
-            targets[parts[-2]] += 1
-    return targets.most_common(1)[0][0] if targets else None
-
-
-def _state_values(shape: Shape, path: str) -> list[str]:
-    found = _shape_at(shape, path)
-    return [value for value in found.values if value != ""]
-
-
-def _shape_at(shape: Shape, path: str) -> Shape:
-    for part in path.split("."):
-        shape = shape.props.get(part) or Shape()
-    return shape
-
-
-def _pointer_to_state(request: Shape, states: set[str], prefix: str = "") -> str | None:
-    """A JSON pointer to where action requests carry the target state."""
-    for name in sorted(
-        request.props, key=lambda key: (key not in ("name", "state", "status"), key)
-    ):
-        child = request.props[name]
-        pointer = f"{prefix}/{name}"
-        if child.values and set(child.values) <= states:
-            return pointer
-        found = _pointer_to_state(child, states, pointer)
-        if found is not None:
-            return found
-    return None
-
-
-def _values_as_strings(shapes: Iterable[Shape]) -> bool:
-    """Numbers and booleans travel as strings when string-encoded ones outnumber real ones."""
-    encoded = native = 0
-    for shape in shapes:
-        for child in shape.props.values():
-            encoded += sum(
-                child.formats.get(fmt, 0) for fmt in ("integer-string", "boolean-string")
-            )
-            native += child.ints + child.floats + child.bools
-    return encoded > 0 and encoded > 4 * native
-
-
-def _datetime_format(shapes: Iterable[Shape]) -> str | None:
-    space = iso = 0
-    for shape in shapes:
-        for child in shape.props.values():
-            space += child.formats.get("date-time-space", 0)
-            iso += child.formats.get("date-time", 0)
-    if not space and not iso:
-        return None
-    return "%Y-%m-%d %H:%M:%S" if space >= iso else "%Y-%m-%dT%H:%M:%S.%f%z"

@@ -35,7 +35,7 @@ from myna.schemas.model import (
     ServiceModel,
 )
 
-__all__ = ["dumps", "from_openapi", "load", "loads", "save", "to_openapi"]
+__all__ = ["component_name", "dumps", "from_openapi", "load", "loads", "save", "to_openapi"]
 
 OPENAPI_VERSION = "3.1.0"
 JSON = "application/json"
@@ -63,7 +63,7 @@ def to_openapi(model: ServiceModel) -> dict[str, Any]:
         "paths": _paths(model.operations),
         "components": {
             "schemas": {
-                _component_name(name): _resource_schema(resource)
+                component_name(name): _resource_schema(resource)
                 for name, resource in model.resources.items()
             }
         },
@@ -75,7 +75,8 @@ def to_openapi(model: ServiceModel) -> dict[str, Any]:
     return document
 
 
-def _component_name(name: str) -> str:
+def component_name(name: str) -> str:
+    """The `components.schemas` key of a resource (OpenAPI allows only `[A-Za-z0-9._-]`)."""
     return _COMPONENT_NAME.sub("_", name)
 
 

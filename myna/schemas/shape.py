@@ -155,10 +155,12 @@ class Shape:
                 sample.insert(position, value)
                 del sample[SAMPLE_MAX:]
 
-    @property
-    def distinct_strings(self) -> int | None:
-        """Distinct string values seen, or None once there were too many to count."""
-        return None if self.overflow else len(self.values)
+    def at(self, path: str) -> Shape:
+        """The shape at a dotted path of object keys (an empty one where nothing was seen)."""
+        shape = self
+        for part in path.split("."):
+            shape = shape.props.get(part) or Shape()
+        return shape
 
     def required(self) -> list[str]:
         """Keys present in every object seen here."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from myna.schemas import behaviour
 from myna.schemas.evidence import Tally
+from myna.schemas.fields import id_format
 from myna.schemas.model import (
     FieldSpec,
     Operation,
@@ -150,8 +151,6 @@ def _resource(
     observed: behaviour.Observations,
     ids: dict[str, set[str]],
 ) -> Resource:
-    from myna.schemas.learn import id_format
-
     fields = {
         field_name: FieldSpec(
             name=field_name,
@@ -166,7 +165,7 @@ def _resource(
         for field_name, child in shape.props.items()
     }
     machines = [
-        behaviour.state_machine(path, _shape_at(shape, path), observed)
+        behaviour.state_machine(path, shape.at(path), observed)
         for path in behaviour.state_paths(shape)
     ]
     return Resource(
@@ -178,12 +177,6 @@ def _resource(
         state_machines=machines,
         evidence=tally.evidence(),
     )
-
-
-def _shape_at(shape: Shape, path: str) -> Shape:
-    for part in path.split("."):
-        shape = shape.props.get(part) or Shape()
-    return shape
 
 
 def _operation(

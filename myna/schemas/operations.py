@@ -1,0 +1,146 @@
+"""Deciding what an operation is: its kind, its resource and its id.
+
+Each function is a pure rule over the counts one pass over a service's exchanges gathered for one
+(method, path template) pair (`OpStats`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from myna.schemas import conventions
+from myna.schemas.evidence import Tally
+from myna.schemas.model import OperationKind
+from myna.schemas.paths import PARAM, TABLE_CONTAINERS, singular
+from myna.schemas.records import GENERIC_LIST_KEYS
+from myna.schemas.shape import Shape
+
+
+@dataclass(slots=True)
+class OpStats:
+    method: str
+    template: tuple[str, ...]
+    tally: Tally = field(default_factory=Tally)
+    statuses: dict[int, Tally] = field(default_factory=dict)
+    query: dict[str, Shape] = field(default_factory=dict)
+    request: Shape = field(default_factory=Shape)
+    wrappers: dict[int, Shape] = field(default_factory=dict)
+    bare: dict[int, Shape] = field(default_factory=dict)
+    headers: dict[int, dict[str, Shape]] = field(default_factory=dict)
+    wrap_keys: Counter[tuple[int, str | None, str]] = field(default_factory=Counter)
+    record_types: Counter[str] = field(default_factory=Counter)
+    many: int = 0
+    one_with_id: int = 0
+    kind: OperationKind = "other"
+    resource: str | None = None
+    id: str = ""
+
+
+QUERY_ACTIONS = frozenset({"query", "search", "find", "lookup", "graphql"})
+
+
+def literal_before(template: tuple[str, ...], index: int) -> str | None:
+    for segment in reversed(template[:index]):
+        if segment != PARAM:
+            return segment
+    return None
+
+
+def resource_name(literal: str, parent: str | None) -> str:
+    return literal if parent in TABLE_CONTAINERS else singular(literal)
+
+
+def operation_resource(op: OpStats) -> str | None:
+    """Which resource an operation's records belong to."""
+    if op.record_types:
+        # Records that name their own type (SOQL) come from a generic query endpoint.
+        return None
+    list_keys = {key for (_, key, _) in op.wrap_keys if key and key not in GENERIC_LIST_KEYS}
+    if len(list_keys) == 1:
+        return singular(next(iter(list_keys)))
+    template = op.template
+    literals = [(index, segment) for index, segment in enumerate(template) if segment != PARAM]
+    if not literals:
+        return None
+    index, last = literals[-1]
+    parent = template[index - 1] if index > 0 else None
+    grandparent = template[index - 2] if index > 1 else None
+    at_end = index == len(template) - 1
+    if at_end and parent == PARAM and not (op.many and op.method == "GET"):
+        # /issue/{id}/transitions: the action belongs to the record the parameter names.
+        owner = literal_before(template, index - 1)
+        if owner is not None:
+            position = template.index(owner)
+            return resource_name(owner, template[position - 1] if position > 0 else None)
+    if at_end and parent is not None and parent != PARAM:
+        if grandparent in TABLE_CONTAINERS and not op.many and not op.one_with_id:
+            # /sobjects/User/describe: a route under a named resource type.
+            return parent
+        if last in QUERY_ACTIONS:
+            # /user/search answers with users.
+            return resource_name(parent, grandparent)
+    return resource_name(last, parent)
+
+
+def operation_kind(op: OpStats) -> OperationKind:
+    template = op.template
+    method = op.method
+    on_item = bool(template) and template[-1] == PARAM
+    last = template[-1] if template else ""
+    after_item = len(template) >= 2 and template[-2] == PARAM and not on_item
+    if on_item:
+        return {
+            "GET": "get",
+            "PUT": "replace",
+            "PATCH": "update",
+            "DELETE": "delete",
+            "POST": "update",
+        }.get(method, "other")  # type: ignore[return-value]
+    if last in QUERY_ACTIONS:
+        return "query"
+    if after_item and method in ("POST", "PUT", "PATCH"):
+        return "action"
+    if method == "GET":
+        if op.many:
+            return "list"
+        return "get" if op.one_with_id else "other"
+    if method == "POST":
+        created = any(status == 201 for status in op.statuses) or op.one_with_id
+        return "create" if created else "action" if after_item else "other"
+    if method == "DELETE":
+        return "delete" if after_item else "other"
+    return "other"
+
+
+def operation_id(op: OpStats) -> str:
+    """A readable operationId: `list_incident`, `transition_issue`, `get_serverInfo`."""
+    literals = [segment for segment in op.template if segment != PARAM]
+    resource = op.resource
+    if op.kind == "action" and literals:
+        return f"{singular(literals[-1])}_{resource or '_'.join(literals[:-1]) or 'root'}"
+    if resource is not None and op.kind != "other":
+        return f"{op.kind}_{resource}"
+    slug = "_".join(literals) or "root"
+    if op.kind != "other":
+        return op.kind if slug == op.kind else f"{op.kind}_{slug}"
+    return f"{op.method.lower()}_{slug}"
+
+
+def query_role(name: str) -> Any:
+    if name in conventions.LIMIT_PARAMS:
+        return "limit"
+    if name in conventions.OFFSET_PARAMS:
+        return "offset"
+    if name in conventions.PAGE_PARAMS:
+        return "page"
+    if name in conventions.CURSOR_PARAMS:
+        return "cursor"
+    if name in ("sysparm_query", "q", "jql", "query", "filter"):
+        return "query"
+    if name in ("sysparm_fields", "fields", "expand", "sysparm_display_value"):
+        return "fields"
+    if name in ("sort", "order", "orderBy", "sysparm_order_by"):
+        return "sort"
+    return "filter"
