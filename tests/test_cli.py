@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from myna import __version__
 from myna.cli import app
-from tests.traces.conftest import HAR_CORPUS, corpus_hars, entry, har
+from tests.traces.helpers import HAR_CORPUS, corpus_hars, entry, har
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "traces" / "fixtures"

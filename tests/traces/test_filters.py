@@ -9,7 +9,7 @@ import pytest
 from myna.errors import InputError
 from myna.traces import Filters, Message, ReadOptions, read
 from myna.traces.filters import StatusRange, parse_status
-from tests.traces.conftest import WriteFile, entry, har
+from tests.traces.helpers import WriteFile, entry, har
 
 ENTRIES = [
     entry("https://a.example/api/now/table/incident", started="2024-05-01T10:00:00Z"),

@@ -13,7 +13,7 @@ from myna.traces import READERS, Session, read, register_reader
 from myna.traces.formats import Peek, detect_format
 from myna.traces.jsonl import write_jsonl
 from myna.traces.source import Source
-from tests.traces.conftest import WriteFile, entry, har
+from tests.traces.helpers import WriteFile, entry, har
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

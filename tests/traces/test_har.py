@@ -12,7 +12,7 @@ import pytest
 
 from myna.errors import TraceFormatError
 from myna.traces import Exchange, ReadOptions, read, read_many
-from tests.traces.conftest import HAR_CORPUS, WriteFile, corpus_hars, entry, har
+from tests.traces.helpers import HAR_CORPUS, WriteFile, corpus_hars, entry, har
 
 
 def exchanges_of(path: Path, **options: Any) -> list[Exchange]:

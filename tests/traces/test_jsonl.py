@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from myna.errors import InputError, TraceFormatError
 from myna.traces import Body, Exchange, Message, ReadOptions, Session, ToolCall, read
 from myna.traces.jsonl import event_line, session_line, trace_schema, write_jsonl
-from tests.traces.conftest import WriteFile
+from tests.traces.helpers import WriteFile
 
 # Keys and values that redaction or pseudonymisation would change are kept out, so that what goes
 # in is exactly what must come back.

@@ -9,7 +9,7 @@ import pytest
 
 from myna.traces import ReadOptions, read, read_many
 from myna.traces.pseudonymise import Pseudonymiser
-from tests.traces.conftest import WriteFile, entry, har
+from tests.traces.helpers import WriteFile, entry, har
 
 EMAIL = re.compile(r"^[a-z]+\.[a-z]+\.[0-9a-f]{4}@example\.(com|org|net)$")
 

@@ -15,7 +15,7 @@ from myna.traces.redact import (
     redact_query_string,
     redact_url,
 )
-from tests.traces.conftest import WriteFile, entry, har
+from tests.traces.helpers import WriteFile, entry, har
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from myna.errors import TraceFormatError
 from myna.traces import Message, Session, ToolCall, read
-from tests.traces.conftest import WriteFile
+from tests.traces.helpers import WriteFile
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
