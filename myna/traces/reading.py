@@ -30,9 +30,10 @@ StrPath = str | PathLike[str]
 class SessionStream(Iterator[Session]):
     """Sessions read lazily from one or more files, with a running report.
 
-    A session longer than `ReadOptions.part_events` events is yielded as consecutive parts that
-    share its id. `report` counts files, sessions, events and skipped entries so far;
-    `bytes_read` says how far into the inputs reading has got (for progress bars).
+    A session longer than `ReadOptions.part_events` events is yielded as several parts that share
+    its id, in order (the parts of different sessions may interleave, as HAR pages do). `report`
+    counts files, sessions, events and skipped entries so far; `bytes_read` counts the bytes of
+    the files read to their end, and `position` adds the file being read (for progress bars).
     """
 
     def __init__(
