@@ -22,6 +22,7 @@ import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import ValidationError
@@ -104,7 +105,7 @@ class Plan:
     wording: str = "original"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Builder:
     """Everything shared by the sessions of one build."""
 
@@ -116,7 +117,7 @@ class Builder:
     source_file: str | None = None
     distractors: int = 2
 
-    @property
+    @cached_property
     def routes(self) -> Routes:
         return Routes.from_model(self.model)
 
@@ -131,6 +132,7 @@ def build(sessions: Iterable[Session], builder: Builder, *, variants: int = 0) -
         if session.outcome == "success" and session.task:
             successes.setdefault(normalise(session.task), []).append(session)
     report = BuildReport()
+    taken: set[str] = set()
     for session in every:
         if session.outcome != "failure":
             continue
@@ -139,6 +141,10 @@ def build(sessions: Iterable[Session], builder: Builder, *, variants: int = 0) -
         except ReplayError as cannot:
             report.skipped.append(Skipped(session.id, cannot.message))
             continue
+        if episode.id in taken:
+            # Two sessions with one id (or one session in several parts): keep both episodes.
+            episode = episode.model_copy(update={"id": f"{episode.id}-{len(taken)}"})
+        taken.add(episode.id)
         report.episodes.append(episode)
         report.episodes.extend(make_variants(episode, plan, world, builder, variants))
     return report
@@ -186,7 +192,7 @@ def build_one(
         failure_class=found.failure_class,
         failure_detail=found.detail,
         derived_from=derived,
-        failing_calls=_failing_steps(calls, found, id_map, model),
+        failing_calls=_failing_steps(calls, found, id_map),
     )
     episode = assemble(
         _slug(f"{session.id}-{found.failure_class}"), plan, world, builder, provenance
@@ -375,10 +381,7 @@ def _remap_goal(goal: Goal, id_map: Mapping[str, str]) -> Goal:
 
 
 def _failing_steps(
-    calls: Sequence[LoggedCall],
-    found: Classification,
-    id_map: Mapping[str, str],
-    model: ServiceModel,
+    calls: Sequence[LoggedCall], found: Classification, id_map: Mapping[str, str]
 ) -> list[Step]:
     start = found.index if found.index is not None else 0
     steps: list[Step] = []
