@@ -1,0 +1,599 @@
+"""The CRM corpus and the reference Salesforce org that writes it.
+
+The corpus is the ground truth the built-in model is learned from, so these tests pin down what it
+says: it is reproducible to the byte, it exercises every object and every REST verb, and the org
+behind it follows Salesforce's rules (each rule shown accepted and refused).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from importlib.resources import as_file, files
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from myna.mocks.backends.crm.corpus import CHAPTERS, build_corpus
+from myna.mocks.backends.crm.instance import STAGES, Org, Reply, Request
+from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS
+from myna.mocks.ids import salesforce_checksum
+from myna.traces.jsonl import write_jsonl
+from myna.traces.model import Body, Session
+from myna.traces.reading import read
+
+SHIPPED = files("myna.mocks.backends.crm").joinpath("corpus.jsonl")
+HOST = "https://test.my.salesforce.com"
+DATA = "/services/data/v59.0"
+ID18 = re.compile(r"[a-zA-Z0-9]{18}")
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Session]:
+    return build_corpus()
+
+
+def test_regenerating_the_corpus_reproduces_the_shipped_file_byte_for_byte(
+    corpus: list[Session], tmp_path: Path
+) -> None:
+    written = tmp_path / "corpus.jsonl"
+    write_jsonl(corpus, written)
+    assert written.read_bytes() == SHIPPED.read_bytes(), (
+        "regenerate: python -m myna.mocks.backends.crm.corpus "
+        "-o myna/mocks/backends/crm/corpus.jsonl"
+    )
+
+
+def test_the_shipped_corpus_reads_back_through_the_trace_reader(corpus: list[Session]) -> None:
+    with as_file(SHIPPED) as path:
+        sessions = list(read(path))
+    assert [s.id for s in sessions] == [s.id for s in corpus]
+    assert [len(s.events) for s in sessions] == [len(s.events) for s in corpus]
+
+
+def test_every_session_states_its_task(corpus: list[Session]) -> None:
+    assert len(corpus) == len(CHAPTERS)
+    assert all(session.task and len(session.task) > 30 for session in corpus)
+
+
+def test_the_corpus_stays_modest(corpus: list[Session]) -> None:
+    exchanges = sum(len(session.exchanges) for session in corpus)
+    assert 150 <= exchanges <= 300
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTS))
+def test_every_object_is_created_read_updated_deleted_and_queried(
+    corpus: list[Session], name: str
+) -> None:
+    sobjects = f"{DATA}/sobjects/{name}"
+    seen = {
+        (exchange.method, exchange.path.rstrip("/").count("/"), exchange.status)
+        for session in corpus
+        for exchange in session.exchanges
+        if exchange.path.rstrip("/").startswith(sobjects)
+        and exchange.path.rstrip("/").split("/")[5] == name
+    }
+    # Users are deactivated, never deleted: Salesforce refuses DELETE on them.
+    delete = ("DELETE", 6, 405 if name == "User" else 204)
+    assert {("POST", 5, 201), ("GET", 6, 200), ("PATCH", 6, 204), delete} <= seen
+    assert any(
+        e.path.startswith(f"{DATA}/query") and f"FROM {name}" in dict(e.query).get("q", "")
+        for s in corpus
+        for e in s.exchanges
+    ), f"no SOQL query reads {name}"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "code"),
+    [
+        ("/services/oauth2/token", 200, None),
+        ("/services/oauth2/token", 400, None),
+        (f"{DATA}/sobjects/User/describe", 401, "INVALID_SESSION_ID"),
+        (f"{DATA}/sobjects/Account/", 400, "REQUIRED_FIELD_MISSING"),
+        (f"{DATA}/sobjects/Account/", 400, "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST"),
+        (f"{DATA}/query/", 400, "MALFORMED_QUERY"),
+        (f"{DATA}/query/", 400, "INVALID_FIELD"),
+        (f"{DATA}/query/", 400, "INVALID_TYPE"),
+        (f"{DATA}/sobjects/Account/001000000000000AAA", 404, "NOT_FOUND"),
+        (f"{DATA}/sobjects/Account/External_Id__c/AC-7001", 201, None),
+        (f"{DATA}/sobjects/Account/External_Id__c/AC-7001", 200, None),
+        (f"{DATA}/sobjects", 200, None),
+        (f"{DATA}/limits", 200, None),
+    ],
+    ids=[
+        "token",
+        "token-refused",
+        "expired-session",
+        "required-field",
+        "picklist",
+        "malformed-query",
+        "invalid-field",
+        "invalid-type",
+        "not-found",
+        "upsert-created",
+        "upsert-updated",
+        "global-describe",
+        "limits",
+    ],
+)
+def test_the_corpus_covers_the_endpoints_and_refusals(
+    corpus: list[Session], path: str, status: int, code: str | None
+) -> None:
+    def matches(value: Any) -> bool:
+        return code is None or (isinstance(value, list) and value[0].get("errorCode") == code)
+
+    assert any(
+        e.path == path and e.status == status and matches(e.response_body.value)
+        for s in corpus
+        for e in s.exchanges
+    ), f"no {status} {code or ''} on {path}"
+
+
+def test_a_query_pages_through_next_records_url(corpus: list[Session]) -> None:
+    pages = [
+        e.response_body.value
+        for s in corpus
+        for e in s.exchanges
+        if e.path.startswith(f"{DATA}/query") and e.status == 200
+    ]
+    first = next(page for page in pages if page.get("done") is False)
+    (following,) = [
+        e.response_body.value
+        for s in corpus
+        for e in s.exchanges
+        if e.path == first["nextRecordsUrl"]
+    ]
+    assert (len(first["records"]), len(following["records"])) == (200, 30)
+    assert (first["totalSize"], following["totalSize"], following["done"]) == (230, 230, True)
+
+
+def test_every_id_is_18_characters_with_its_object_key_prefix_and_checksum(
+    corpus: list[Session],
+) -> None:
+    prefixes = {obj.key_prefix: name for name, obj in OBJECTS.items()}
+    seen: set[str] = set()
+    for session in corpus:
+        for exchange in session.exchanges:
+            value = exchange.response_body.value
+            if isinstance(value, dict) and value.get("success") is True and "id" in value:
+                seen.add(value["id"])
+            if isinstance(value, dict) and isinstance(value.get("records"), list):
+                seen.update(record["Id"] for record in value["records"] if "Id" in record)
+    assert len(seen) > 250
+    for record_id in seen:
+        assert ID18.fullmatch(record_id), record_id
+        assert record_id[:3] in prefixes, record_id
+        assert record_id[15:] == salesforce_checksum(record_id[:15])
+
+
+def test_secrets_travel_redacted(corpus: list[Session]) -> None:
+    for session in corpus:
+        for exchange in session.exchanges:
+            assert exchange.request_header("Authorization") in (None, "Bearer [REDACTED]")
+            if exchange.path == "/services/oauth2/token":
+                assert "password=" not in str(exchange.request_body.value) or (
+                    "password=[REDACTED]" in str(exchange.request_body.value)
+                )
+                value = exchange.response_body.value
+                assert "access_token" not in value or value["access_token"] == "[REDACTED]"
+
+
+# -- the reference org --------------------------------------------------------------------------
+
+
+class Desk:
+    """A small org with one signed-in user, driven like a client would."""
+
+    def __init__(self) -> None:
+        self.org = Org(HOST, datetime(2026, 1, 5, 9, 0, 0))
+        self.org.add_client("app", "secret")
+        self.org.add_user("ana@test.example", "pw", "Ana", "Lima")
+        self.token = self.org.session_for("ana@test.example")
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: list[tuple[str, str]] | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> Reply:
+        self.org.advance(timedelta(minutes=1))
+        sent = Body() if body is None else Body("json", body, "application/json")
+        return self.org.handle(Request(method, path, params or [], sent, self.token, headers or []))
+
+    def create(self, name: str, **values: Any) -> str:
+        reply = self.call("POST", f"{DATA}/sobjects/{name}", values)
+        assert reply.status == 201, reply.body.value
+        assert reply.body.value["success"] is True
+        return str(reply.body.value["id"])
+
+    def patch(self, name: str, record_id: str, **values: Any) -> Reply:
+        return self.call("PATCH", f"{DATA}/sobjects/{name}/{record_id}", values)
+
+    def row(self, name: str, record_id: str) -> dict[str, Any]:
+        return self.org.rows[name][record_id]
+
+    def query(self, soql: str, **options: Any) -> Reply:
+        return self.call("GET", f"{DATA}/query", params=[("q", soql)], **options)
+
+    def opportunity(self, **values: Any) -> str:
+        defaults = {"Name": "Deal", "StageName": "Prospecting", "CloseDate": "2026-06-30"}
+        return self.create("Opportunity", **{**defaults, **values})
+
+
+@pytest.fixture
+def desk() -> Desk:
+    return Desk()
+
+
+def error(reply: Reply) -> tuple[int, str, list[str] | None]:
+    (entry,) = reply.body.value
+    return reply.status, entry["errorCode"], entry.get("fields")
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "missing"),
+    [
+        ("Account", {"Industry": "Retail"}, ["Name"]),
+        ("Contact", {"FirstName": "Ana"}, ["LastName"]),
+        ("Lead", {"LastName": "Ito"}, ["Company"]),
+        ("Opportunity", {"Name": "Deal"}, ["StageName", "CloseDate"]),
+        ("Product2", {"Family": "Software"}, ["Name"]),
+    ],
+)
+def test_required_fields_are_refused_when_missing_and_accepted_when_given(
+    desk: Desk, name: str, values: dict[str, Any], missing: list[str]
+) -> None:
+    refused = desk.call("POST", f"{DATA}/sobjects/{name}", values)
+    assert error(refused) == (400, "REQUIRED_FIELD_MISSING", missing)
+    assert (
+        refused.body.value[0]["message"] == f"Required fields are missing: [{', '.join(missing)}]"
+    )
+    fill = {"Name": "x", "LastName": "x", "Company": "x", "StageName": "Prospecting"}
+    given = {**values, **{f: fill.get(f, "2026-06-30") for f in missing}}
+    assert desk.call("POST", f"{DATA}/sobjects/{name}", given).status == 201
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "label", "bad"),
+    [
+        ("Account", "Industry", "Industry", "Vigilantism"),
+        ("Lead", "Status", "Status", "Interested"),
+        ("Case", "Priority", "Priority", "Urgent"),
+        ("Task", "Status", "Status", "Done"),
+        ("Opportunity", "StageName", "Stage", "Won"),
+    ],
+)
+def test_restricted_picklists_refuse_values_outside_their_list(
+    desk: Desk, name: str, field: str, label: str, bad: str
+) -> None:
+    base = {
+        "Account": {"Name": "A"},
+        "Lead": {"LastName": "L", "Company": "C"},
+        "Case": {"Subject": "S"},
+        "Task": {"Subject": "T"},
+        "Opportunity": {"Name": "O", "StageName": "Prospecting", "CloseDate": "2026-06-30"},
+    }[name]
+    refused = desk.call("POST", f"{DATA}/sobjects/{name}", {**base, field: bad})
+    assert error(refused) == (400, "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST", [field])
+    assert refused.body.value[0]["message"] == (
+        f"{label}: bad value for restricted picklist field: {bad}"
+    )
+    good = PICKLISTS[OBJECTS[name].field(field).picklist or field][-1]
+    assert desk.call("POST", f"{DATA}/sobjects/{name}", {**base, field: good}).status == 201
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+def test_a_stage_brings_its_probability_forecast_category_and_closed_flags(
+    desk: Desk, stage: str
+) -> None:
+    deal = desk.opportunity()
+    assert desk.patch("Opportunity", deal, StageName=stage).status == 204
+    row = desk.row("Opportunity", deal)
+    probability, category = STAGES[stage]
+    assert (row["Probability"], row["ForecastCategoryName"]) == (probability, category)
+    assert (row["IsClosed"], row["IsWon"]) == (
+        stage in ("Closed Won", "Closed Lost"),
+        stage == "Closed Won",
+    )
+
+
+def test_a_probability_sent_with_the_stage_wins_over_the_default(desk: Desk) -> None:
+    deal = desk.opportunity()
+    desk.patch("Opportunity", deal, StageName="Negotiation/Review", Probability=80)
+    assert desk.row("Opportunity", deal)["Probability"] == 80.0
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("Opportunity", "IsWon"),
+        ("Opportunity", "IsClosed"),
+        ("Case", "IsClosed"),
+        ("Lead", "IsConverted"),
+    ],
+)
+def test_computed_fields_cannot_be_set(desk: Desk, name: str, field: str) -> None:
+    makers: dict[str, Callable[[], str]] = {
+        "Opportunity": desk.opportunity,
+        "Case": lambda: desk.create("Case", Subject="s"),
+        "Lead": lambda: desk.create("Lead", LastName="L", Company="C"),
+    }
+    record = makers[name]()
+    assert error(desk.patch(name, record, **{field: True})) == (
+        400,
+        "INVALID_FIELD_FOR_INSERT_UPDATE",
+        [field],
+    )
+
+
+def test_escalation_marks_the_case_and_closing_needs_a_reason(desk: Desk) -> None:
+    case = desk.create("Case", Subject="Gateway offline")
+    assert desk.row("Case", case)["Status"] == "New"
+    assert desk.row("Case", case)["CaseNumber"] == "00001001"
+    desk.patch("Case", case, Status="Escalated")
+    assert desk.row("Case", case)["IsEscalated"] is True
+    refused = desk.patch("Case", case, Status="Closed")
+    assert error(refused) == (400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", [])
+    assert desk.row("Case", case)["Status"] == "Escalated"
+    assert desk.patch("Case", case, Status="Closed", Reason="Breakdown").status == 204
+    closed = desk.row("Case", case)
+    assert (closed["IsClosed"], closed["ClosedDate"]) == (True, "2026-01-05T09:04:00.000+0000")
+    desk.patch("Case", case, Status="Working")
+    reopened = desk.row("Case", case)
+    assert (reopened["IsClosed"], reopened["ClosedDate"], reopened["IsEscalated"]) == (
+        False,
+        None,
+        True,
+    )
+
+
+def test_converting_a_lead_creates_an_account_contact_and_opportunity(desk: Desk) -> None:
+    lead = desk.create(
+        "Lead", FirstName="Priya", LastName="Nair", Company="Oceanic", Email="p@o.example"
+    )
+    reply = desk.call("POST", f"/services/apexrest/LeadConvert/{lead}", {})
+    assert reply.status == 200
+    result = reply.body.value
+    converted = desk.row("Lead", lead)
+    assert (converted["Status"], converted["IsConverted"]) == ("Closed - Converted", True)
+    assert (
+        converted["ConvertedAccountId"],
+        converted["ConvertedContactId"],
+        converted["ConvertedOpportunityId"],
+    ) == (result["accountId"], result["contactId"], result["opportunityId"])
+    assert desk.row("Account", result["accountId"])["Name"] == "Oceanic"
+    contact = desk.row("Contact", result["contactId"])
+    assert (contact["Name"], contact["AccountId"]) == ("Priya Nair", result["accountId"])
+    assert desk.row("Opportunity", result["opportunityId"])["StageName"] == "Prospecting"
+
+
+def test_a_converted_lead_refuses_edits_and_a_second_conversion(desk: Desk) -> None:
+    lead = desk.create("Lead", LastName="Nair", Company="Oceanic")
+    desk.call("POST", f"/services/apexrest/LeadConvert/{lead}", {"doNotCreateOpportunity": True})
+    assert desk.row("Lead", lead)["ConvertedOpportunityId"] is None
+    assert error(desk.patch("Lead", lead, Status="Working - Contacted"))[1] == (
+        "CANNOT_UPDATE_CONVERTED_LEAD"
+    )
+    again = desk.call("POST", f"/services/apexrest/LeadConvert/{lead}", {})
+    assert error(again)[1] == "CANNOT_UPDATE_CONVERTED_LEAD"
+
+
+def test_line_items_total_their_price_and_roll_up_into_the_amount(desk: Desk) -> None:
+    deal = desk.opportunity(Amount=5)
+    product = desk.create("Product2", Name="Gateway")
+    first = desk.create(
+        "OpportunityLineItem", OpportunityId=deal, Product2Id=product, Quantity=3, UnitPrice=10.5
+    )
+    desk.create(
+        "OpportunityLineItem", OpportunityId=deal, Product2Id=product, Quantity=1, UnitPrice=100
+    )
+    assert desk.row("OpportunityLineItem", first)["TotalPrice"] == 31.5
+    assert desk.row("Opportunity", deal)["Amount"] == 131.5
+    desk.call("DELETE", f"{DATA}/sobjects/OpportunityLineItem/{first}")
+    assert desk.row("Opportunity", deal)["Amount"] == 100.0
+
+
+def test_references_must_name_an_existing_record_of_the_right_object(desk: Desk) -> None:
+    account = desk.create("Account", Name="A")
+    assert (
+        desk.call(
+            "POST", f"{DATA}/sobjects/Contact", {"LastName": "x", "AccountId": account}
+        ).status
+        == 201
+    )
+    wrong_kind = desk.call("POST", f"{DATA}/sobjects/Task", {"Subject": "x", "WhoId": account})
+    assert error(wrong_kind) == (400, "INVALID_CROSS_REFERENCE_KEY", ["WhoId"])
+    malformed = desk.call("POST", f"{DATA}/sobjects/Contact", {"LastName": "x", "AccountId": "x"})
+    assert error(malformed) == (400, "MALFORMED_ID", ["AccountId"])
+
+
+def test_deleting_an_account_takes_its_contacts_and_query_all_still_sees_them(desk: Desk) -> None:
+    account = desk.create("Account", Name="Churned")
+    contact = desk.create("Contact", LastName="Gone", AccountId=account)
+    assert desk.call("DELETE", f"{DATA}/sobjects/Account/{account}").status == 204
+    assert error(desk.call("GET", f"{DATA}/sobjects/Contact/{contact}"))[:2] == (404, "NOT_FOUND")
+    soql = f"SELECT Id, IsDeleted FROM Contact WHERE Id = '{contact}'"
+    assert desk.query(soql).body.value["totalSize"] == 0
+    every = desk.call("GET", f"{DATA}/queryAll", params=[("q", soql)]).body.value
+    assert [record["IsDeleted"] for record in every["records"]] == [True]
+
+
+def test_upsert_creates_then_updates_by_external_id(desk: Desk) -> None:
+    path = f"{DATA}/sobjects/Account/External_Id__c/ERP-1"
+    created = desk.call("PATCH", path, {"Name": "Acme"})
+    assert (created.status, created.body.value["created"]) == (201, True)
+    updated = desk.call("PATCH", path, {"Rating": "Hot"})
+    assert (updated.status, updated.body.value) == (
+        200,
+        {"id": created.body.value["id"], "success": True, "errors": [], "created": False},
+    )
+    assert desk.call("GET", path).body.value["Rating"] == "Hot"
+    assert error(desk.call("PATCH", f"{DATA}/sobjects/Account/Phone/555", {"Name": "x"}))[:2] == (
+        400,
+        "INVALID_FIELD",
+    )
+
+
+def test_a_record_is_found_by_its_15_character_id_too(desk: Desk) -> None:
+    account = desk.create("Account", Name="Acme")
+    reply = desk.call("GET", f"{DATA}/sobjects/Account/{account[:15]}")
+    assert reply.body.value["Id"] == account
+
+
+@pytest.mark.parametrize(
+    ("soql", "names"),
+    [
+        ("SELECT Name FROM Account ORDER BY Name", ["Acme", "Globex", "Initech"]),
+        ("SELECT Name FROM Account WHERE Industry = 'Energy'", ["Globex"]),
+        (
+            "SELECT Name FROM Account WHERE Industry IN ('Energy', 'Retail') ORDER BY Name DESC",
+            ["Globex", "Acme"],
+        ),
+        (
+            "SELECT Name FROM Account WHERE Name LIKE 'G%' OR NumberOfEmployees > 1000",
+            ["Globex", "Initech"],
+        ),
+        (
+            "SELECT Name FROM Account WHERE NOT (Industry = 'Retail') ORDER BY Name",
+            ["Globex", "Initech"],
+        ),
+        ("SELECT Name FROM Account ORDER BY Name LIMIT 1 OFFSET 1", ["Globex"]),
+        (
+            "SELECT Name FROM Account WHERE CreatedDate = TODAY ORDER BY Name",
+            ["Acme", "Globex", "Initech"],
+        ),
+    ],
+    ids=["order", "equals", "in", "like-or", "not", "limit-offset", "date-literal"],
+)
+def test_soql_selects_and_orders(desk: Desk, soql: str, names: list[str]) -> None:
+    desk.create("Account", Name="Acme", Industry="Retail", NumberOfEmployees=40)
+    desk.create("Account", Name="Globex", Industry="Energy", NumberOfEmployees=900)
+    desk.create("Account", Name="Initech", Industry="Technology", NumberOfEmployees=2500)
+    answer = desk.query(soql).body.value
+    assert [record["Name"] for record in answer["records"]] == names
+    assert answer["done"] is True
+
+
+def test_relationship_fields_come_back_nested_with_their_attributes(desk: Desk) -> None:
+    account = desk.create("Account", Name="Acme")
+    contact = desk.create("Contact", LastName="Brooks", AccountId=account)
+    desk.create("Contact", LastName="Solo")
+    answer = desk.query(
+        "SELECT Name, Account.Name FROM Contact WHERE Account.Name = 'Acme'"
+    ).body.value
+    assert answer["records"] == [
+        {
+            "attributes": {"type": "Contact", "url": f"{DATA}/sobjects/Contact/{contact}"},
+            "Name": "Brooks",
+            "Account": {
+                "attributes": {"type": "Account", "url": f"{DATA}/sobjects/Account/{account}"},
+                "Name": "Acme",
+            },
+        }
+    ]
+
+
+def test_count_answers_the_total_without_records(desk: Desk) -> None:
+    for name in ("A", "B"):
+        desk.create("Account", Name=name)
+    assert desk.query("SELECT COUNT() FROM Account").body.value == {
+        "totalSize": 2,
+        "done": True,
+        "records": [],
+    }
+
+
+def test_a_large_answer_pages_in_batches_through_next_records_url(desk: Desk) -> None:
+    for number in range(205):
+        desk.org.create("Lead", {"LastName": f"L{number:03d}", "Company": "C"}, desk.org.admin_id)
+    first = desk.query(
+        "SELECT Id FROM Lead", headers=[("Sforce-Query-Options", "batchSize=200")]
+    ).body.value
+    assert (first["done"], len(first["records"])) == (False, 200)
+    assert re.fullmatch(rf"{DATA}/query/01g\w{{12}}-200", first["nextRecordsUrl"])
+    rest = desk.call("GET", first["nextRecordsUrl"]).body.value
+    assert (rest["done"], len(rest["records"]), "nextRecordsUrl" in rest) == (True, 5, False)
+    unpaged = desk.query("SELECT Id FROM Lead").body.value
+    assert (unpaged["done"], len(unpaged["records"])) == (True, 205)
+
+
+@pytest.mark.parametrize(
+    ("soql", "code", "detail"),
+    [
+        ("SELECT Id FROM", "MALFORMED_QUERY", "ERROR at Row:1:Column:15"),
+        (
+            "SELECT Id, Revenue FROM Account",
+            "INVALID_FIELD",
+            "No such column 'Revenue' on entity 'Account'",
+        ),
+        ("SELECT Id FROM Invoice__c", "INVALID_TYPE", "sObject type 'Invoice__c' is not supported"),
+        (
+            "SELECT Account.Nme FROM Contact",
+            "INVALID_FIELD",
+            "No such column 'Nme' on entity 'Account'",
+        ),
+    ],
+    ids=["malformed", "unknown-field", "unknown-object", "unknown-relationship-field"],
+)
+def test_query_mistakes_answer_salesforce_s_codes(
+    desk: Desk, soql: str, code: str, detail: str
+) -> None:
+    reply = desk.query(soql)
+    (entry,) = reply.body.value
+    assert (reply.status, entry["errorCode"], "fields" in entry) == (400, code, False)
+    assert detail in entry["message"]
+
+
+def test_an_unknown_session_gets_the_recorded_401(desk: Desk) -> None:
+    reply = desk.org.handle(Request("GET", f"{DATA}/sobjects", token="00Dexpired"))
+    assert reply.status == 401
+    assert ("WWW-Authenticate", "Token") in reply.headers
+    assert reply.body.value == [
+        {"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("form", "status", "error_code"),
+    [
+        (
+            "grant_type=password&client_id=app&client_secret=secret&username=ana@test.example&password=pw",
+            200,
+            None,
+        ),
+        (
+            "grant_type=password&client_id=app&client_secret=secret&username=ana@test.example&password=no",
+            400,
+            "invalid_grant",
+        ),
+        (
+            "grant_type=password&client_id=other&client_secret=x&username=ana@test.example&password=pw",
+            400,
+            "invalid_client_id",
+        ),
+    ],
+    ids=["granted", "wrong-password", "unknown-client"],
+)
+def test_the_token_endpoint_grants_a_session_for_the_right_password(
+    desk: Desk, form: str, status: int, error_code: str | None
+) -> None:
+    reply = desk.org.handle(
+        Request(
+            "POST",
+            "/services/oauth2/token",
+            body=Body("text", form, "application/x-www-form-urlencoded"),
+        )
+    )
+    assert reply.status == status
+    if error_code is not None:
+        assert reply.body.value["error"] == error_code
+        return
+    token = reply.body.value["access_token"]
+    assert reply.body.value["instance_url"] == HOST
+    granted = desk.org.handle(Request("GET", f"{DATA}/limits", token=token))
+    assert granted.status == 200
+    assert granted.body.value["DailyApiRequests"]["Max"] == 15000
