@@ -90,6 +90,7 @@ class Prepared:
     generation: Generation
     audits: tuple[AuditReport, ...]
     model: ServiceModel
+    synthetic: bool = False
 
     @property
     def accepted(self) -> list[Scenario]:
@@ -120,7 +121,14 @@ def prepare(
         return audit(runner, service, k=1, seed=seed)
 
     audits = _map(check, generation.scenarios, workers, progress)
-    return Prepared(str(path), report, generation, tuple(audits), service)  # type: ignore[arg-type]
+    return Prepared(
+        str(path),
+        report,
+        generation,
+        tuple(audits),
+        service,
+        history.synthetic,  # type: ignore[arg-type]
+    )
 
 
 class Trial(BaseModel):

@@ -1,0 +1,87 @@
+"""`myna bench itsm`: run ITSMBench end to end and write results JSON and an HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    bench = typer.Typer(help="Benchmarks built on Myna's back ends.", no_args_is_help=True)
+    bench.command("itsm")(bench_itsm)
+    app.add_typer(bench, name="bench")
+
+
+def bench_itsm(
+    data: Path | None = typer.Option(
+        None, "--data", help="ITSM export or event log (default: the shipped synthetic log)."
+    ),
+    agent: str = typer.Option(
+        "heuristic", "--agent", help="oracle, noop, random, heuristic, openai, or module:Class."
+    ),
+    trials: int = typer.Option(1, "--trials", min=1, help="Trials per scenario (k for pass^k)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Scenarios run in parallel."),
+    seed: int = typer.Option(0, "--seed", help="Seed for scenario choice and agents."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most this many scenarios."),
+    out: Path = typer.Option(Path("itsmbench-out"), "--out", help="Directory for the results."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results JSON, not a table."),
+) -> None:
+    """Import the data, generate and audit scenarios, run the agent, and report."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from myna.itsm import bench, report
+
+    console = Console(stderr=as_json)
+    with Progress(console=console, transient=True) as progress:
+        auditing = progress.add_task("auditing scenarios", total=None)
+        prepared = bench.prepare(
+            data,
+            seed=seed,
+            limit=limit,
+            workers=workers,
+            progress=lambda n: progress.advance(auditing, n),
+        )
+        accepted = prepared.accepted
+        running = progress.add_task(f"running {agent}", total=len(accepted))
+        trials_run = bench.run(
+            prepared,
+            agent,
+            trials=trials,
+            workers=workers,
+            seed=seed,
+            progress=lambda n: progress.advance(running, n),
+        )
+    result = bench.result(
+        prepared,
+        agent,
+        trials_run,
+        per_scenario=trials,
+        seed=seed,
+        synthetic=prepared.synthetic,
+        source_format=prepared.import_report.format,
+    )
+    data_path, page = report.write(result, out)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    table = Table(title=f"ITSMBench: {agent}")
+    for column in ("scope", "scenarios", "pass^1", f"pass^{trials}", "reward", "tool calls"):
+        table.add_column(column, justify="left" if column == "scope" else "right")
+    rows = [("all", result.overall), *result.by_kind.items()]
+    rows += [(f"tier {tier}", s) for tier, s in result.by_tier.items()]
+    for scope, score in rows:
+        table.add_row(
+            scope,
+            str(score.scenarios),
+            report.percent(score.pass_hat.get(1)),
+            report.percent(score.pass_hat.get(trials)),
+            f"{score.reward:.3f}",
+            f"{score.tool_calls:.2f}",
+        )
+    console.print(table)
+    kept, made = result.survival
+    console.print(f"{kept} of {made} generated scenarios survived the audit")
+    console.print(f"wrote {data_path} and {page}")
