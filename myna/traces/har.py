@@ -28,7 +28,12 @@ import ijson
 
 from myna.traces.formats import Peek
 from myna.traces.model import Body, Exchange, Pairs, Session
-from myna.traces.redact import json_may_hold_secrets, redact_json, redact_query_string
+from myna.traces.redact import (
+    json_may_hold_secrets,
+    redact_json,
+    redact_multipart,
+    redact_query_string,
+)
 from myna.traces.source import PartBuffer, Source
 
 STATIC_RESOURCE_TYPES = frozenset({"image", "font", "script", "stylesheet", "media", "manifest"})
@@ -350,6 +355,8 @@ def parse_body(text: Any, mime_type: Any, encoding: Any) -> tuple[Body, int]:
             return Body("json", value, mime), size
     if mime and "x-www-form-urlencoded" in mime:
         text = redact_query_string(text)
+    elif mime and "multipart/form-data" in mime:
+        text = redact_multipart(text)
     return Body("text", text, mime), size
 
 

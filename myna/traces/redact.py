@@ -75,6 +75,10 @@ _SECRET_FRAGMENTS = (
 )
 _MAY_HOLD_SECRET = re.compile("|".join(_SECRET_FRAGMENTS), re.IGNORECASE)
 _QUERY_PARAM = re.compile(r"(?:^|(?<=[&;]))([^=&;]+)=([^&;]*)")
+# One multipart/form-data field: its `name` in the part headers, a blank line, then the value.
+_MULTIPART_FIELD = re.compile(
+    r'(name="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)([^\r\n]*)', re.IGNORECASE
+)
 _URL_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://[^/@:?#]*):([^/@?#]*)@")
 
 
@@ -140,6 +144,18 @@ def _redact_raw_param(match: re.Match[str]) -> str:
     name, value = match.group(1), match.group(2)
     if is_secret_key(unquote_plus(name)) and not is_redacted(unquote_plus(value)):
         return f"{name}={REDACTED}"
+    return match.group(0)
+
+
+def redact_multipart(text: str) -> str:
+    """Redact the values of secret fields in a multipart/form-data body given as text."""
+    return _MULTIPART_FIELD.sub(_redact_multipart_field, text)
+
+
+def _redact_multipart_field(match: re.Match[str]) -> str:
+    head, name, value = match.group(1), match.group(2), match.group(3)
+    if is_secret_key(name) and value and not is_redacted(value):
+        return f"{head}{REDACTED}"
     return match.group(0)
 
 

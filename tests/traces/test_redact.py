@@ -12,6 +12,7 @@ from myna.traces.redact import (
     json_may_hold_secrets,
     redact_header,
     redact_json,
+    redact_multipart,
     redact_query_string,
     redact_url,
 )
@@ -97,6 +98,21 @@ def test_secret_keys(key: str, secret: bool) -> None:
 )
 def test_query_strings_and_form_bodies(query: str, expected: str) -> None:
     assert redact_query_string(query) == expected
+
+
+def test_multipart_form_fields() -> None:
+    body = (
+        "--XyZ\r\n"
+        'Content-Disposition: form-data; name="username"\r\n\r\n'
+        "admin\r\n"
+        "--XyZ\r\n"
+        'Content-Disposition: form-data; name="password"\r\n'
+        "Content-Type: text/plain\r\n\r\n"
+        "hunter2\r\n"
+        "--XyZ--\r\n"
+    )
+
+    assert redact_multipart(body) == body.replace("hunter2", "[REDACTED]")
 
 
 def test_urls_lose_user_info_passwords_and_secret_parameters() -> None:
