@@ -20,6 +20,10 @@ from myna.schemas.shape import Shape
 
 @dataclass(slots=True)
 class OpStats:
+    """What the exchanges of one (method, path template) showed: statuses, parameters, request
+    and response shapes, whether answers held many records or one with an id. The learner fills
+    it; the rules below read it; `kind`, `resource` and `id` are what they decided."""
+
     method: str
     template: tuple[str, ...]
     tally: Tally = field(default_factory=Tally)

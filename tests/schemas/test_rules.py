@@ -1,0 +1,210 @@
+"""Single inference rules on literal input: id formats, sequences, error templates, auth."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from myna.schemas.conventions import ErrorSample, Gathered, error_template, infer_auth
+from myna.schemas.evidence import Tally
+from myna.schemas.fields import (
+    NO_DEFAULT,
+    create_default,
+    id_format,
+    link_target,
+    sequence_format,
+)
+from myna.schemas.operations import OpStats, operation_kind, operation_resource
+from myna.schemas.paths import PARAM
+from myna.schemas.shape import Shape
+
+
+def _shape(values: list[str]) -> Shape:
+    shape = Shape()
+    for value in values:
+        shape.add(value)
+    return shape
+
+
+@pytest.mark.parametrize(
+    ("ids", "expected"),
+    [
+        pytest.param(
+            {"1c741bd70b2322007518478d83673af3", "005d500b536073005e0addeeff7b12f4"},
+            {"kind": "hex32", "width": 32, "pattern": "^[0-9a-f]{32}$"},
+            id="sys_id",
+        ),
+        pytest.param(
+            {"7", "10", "12"}, {"kind": "integer", "start": 13, "pattern": "^[0-9]+$"}, id="integer"
+        ),
+        pytest.param(
+            {"005Do000000PVvJIAW", "005Do000001WSt0IAG"},
+            {"kind": "salesforce", "prefix": "005", "width": 18, "pattern": "^005[a-zA-Z0-9]{15}$"},
+            id="salesforce",
+        ),
+        pytest.param(
+            {"JJI-1", "JJI-5"},
+            {"kind": "sequence", "prefix": "JJI-", "width": 1, "start": 6},
+            id="key",
+        ),
+        pytest.param(
+            {"cus_9s8d7f6g5h", "cus_1a2b3c4d5e"},
+            {"kind": "prefixed", "prefix": "cus_", "width": 10},
+            id="prefixed",
+        ),
+        pytest.param(
+            {"customfield_10010", "summary"}, {"kind": "opaque", "width": 17}, id="opaque"
+        ),
+    ],
+)
+def test_id_format(ids: set[str], expected: dict[str, Any]) -> None:
+    found = id_format(ids, Shape())
+
+    assert found.model_dump(exclude_defaults=True) == expected
+
+
+def test_sequence_generator_continues_after_the_highest_number() -> None:
+    generator = sequence_format(_shape(["INC0000060", "INC0009002", "INC0000009"]))
+
+    assert generator is not None
+    assert (generator.prefix, generator.width, generator.start) == ("INC", 7, 9003)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pytest.param(["INC0000060", "PRB0000001"], id="two-prefixes"),
+        pytest.param(["INC0000060", ""], id="sometimes-empty"),
+        pytest.param(["INC0000060"], id="one-value"),
+        pytest.param(["Printer", "Mouse"], id="words"),
+    ],
+)
+def test_no_sequence_generator(values: list[str]) -> None:
+    assert sequence_format(_shape(values)) is None
+
+
+def test_link_target_is_the_table_before_the_id() -> None:
+    links = ["https://x.service-now.com/api/now/table/sys_user/681ccaf9c0a8016400b98a06818d57c7"]
+
+    assert link_target(links) == "sys_user"
+
+
+@pytest.mark.parametrize(
+    ("creates", "expected"),
+    [
+        pytest.param([({"a": 1}, {"a": 1, "state": "1"})] * 2, "1", id="always-the-same"),
+        pytest.param([({}, {"state": "1"}), ({}, {"state": "2"})], None, id="differs"),
+        pytest.param([({"state": "2"}, {"state": "2"})], None, id="always-sent"),
+    ],
+)
+def test_create_default(creates: list[tuple[Any, dict[str, Any]]], expected: str | None) -> None:
+    found = create_default("state", creates)
+
+    assert (None if found is NO_DEFAULT else found) == expected
+
+
+@pytest.mark.parametrize(
+    ("samples", "template"),
+    [
+        pytest.param(
+            [
+                {
+                    "error": {"message": "No Record found", "detail": "Record doesn't exist"},
+                    "status": "failure",
+                }
+            ],
+            {"error": {"message": "{message}", "detail": "{detail}"}, "status": "failure"},
+            id="servicenow",
+        ),
+        pytest.param(
+            [
+                [{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}],
+                [{"message": "Bad field", "errorCode": "INVALID_FIELD"}],
+            ],
+            [{"message": "{message}", "errorCode": "{code}"}],
+            id="salesforce-codes-vary",
+        ),
+        pytest.param(
+            [{"errorMessages": [], "errors": {"project": "Specify a valid project ID or key"}}],
+            {"errorMessages": [], "errors": {"{field}": "{message}"}},
+            id="jira-field-errors",
+        ),
+    ],
+)
+def test_error_template(samples: list[Any], template: Any) -> None:
+    assert error_template(samples) == template
+
+
+def _tally(count: int) -> Tally:
+    tally = Tally()
+    for index in range(count):
+        tally.add(0, f"e{index}")
+    return tally
+
+
+@pytest.mark.parametrize(
+    ("gathered", "scheme"),
+    [
+        pytest.param(Gathered(auth_headers={"basic": _tally(3)}), "basic", id="basic-header"),
+        pytest.param(Gathered(auth_headers={"bearer": _tally(2)}), "bearer", id="bearer-header"),
+        pytest.param(Gathered(api_key_headers={"X-Api-Key": _tally(2)}), "apikey", id="api-key"),
+        pytest.param(
+            Gathered(
+                unauthorized=[ErrorSample(401, None, {"www-authenticate": 'Basic realm="x"'}, "e1")]
+            ),
+            "basic",
+            id="redacted-header-challenge-tells",
+        ),
+        pytest.param(
+            Gathered(auth_headers={"bearer": _tally(2)}, token_path="/oauth2/token"),
+            "oauth2",
+            id="token-endpoint",
+        ),
+        pytest.param(Gathered(), "none", id="nothing-seen"),
+    ],
+)
+def test_auth_scheme(gathered: Gathered, scheme: str) -> None:
+    assert infer_auth(gathered).scheme == scheme
+
+
+def _op(method: str, template: tuple[str, ...], **counts: int) -> OpStats:
+    """An operation seen once with status 200 and the given counts (`many`, `one_with_id`)."""
+    op = OpStats(method, template, statuses={200: _tally(1)})
+    for name, value in counts.items():
+        setattr(op, name, value)
+    return op
+
+
+@pytest.mark.parametrize(
+    ("op", "kind"),
+    [
+        pytest.param(_op("GET", ("incident",), many=2), "list", id="list"),
+        pytest.param(_op("GET", ("incident", PARAM)), "get", id="get"),
+        pytest.param(_op("PATCH", ("incident", PARAM)), "update", id="update"),
+        pytest.param(_op("PUT", ("incident", PARAM)), "replace", id="replace"),
+        pytest.param(_op("DELETE", ("incident", PARAM)), "delete", id="delete"),
+        pytest.param(_op("POST", ("issue",), one_with_id=1), "create", id="create"),
+        pytest.param(_op("POST", ("issue", PARAM, "transitions")), "action", id="action"),
+        pytest.param(_op("POST", ("search",), many=1), "query", id="search"),
+        pytest.param(_op("GET", ("serverInfo",)), "other", id="no-records"),
+    ],
+)
+def test_operation_kind(op: OpStats, kind: str) -> None:
+    assert operation_kind(op) == kind
+
+
+@pytest.mark.parametrize(
+    ("op", "resource"),
+    [
+        pytest.param(_op("GET", ("table", "incident"), many=1), "incident", id="table-name-kept"),
+        pytest.param(_op("GET", ("users",), many=1), "user", id="singular"),
+        pytest.param(_op("POST", ("issue", PARAM, "transitions")), "issue", id="action-owner"),
+        pytest.param(
+            _op("GET", ("sobjects", "User", "describe")), "User", id="describe-of-sobject"
+        ),
+        pytest.param(_op("GET", ("user", "search"), many=1), "user", id="search-below-resource"),
+    ],
+)
+def test_operation_resource(op: OpStats, resource: str) -> None:
+    assert operation_resource(op) == resource
