@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from math import comb
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -63,13 +64,16 @@ class _Runners:
         return replayers
 
 
+T = TypeVar("T")
+
+
 def _map(
-    function: Callable[[Scenario], object],
+    function: Callable[[Scenario], T],
     items: Sequence[Scenario],
     workers: int,
     progress: Progress | None,
-) -> list[object]:
-    def one(item: Scenario) -> object:
+) -> list[T]:
+    def one(item: Scenario) -> T:
         out = function(item)
         if progress is not None:
             progress(1)
@@ -127,7 +131,7 @@ def prepare(
         generation,
         tuple(audits),
         service,
-        history.synthetic,  # type: ignore[arg-type]
+        history.synthetic,
     )
 
 
@@ -192,7 +196,7 @@ def run(
         return out
 
     played = _map(play, scenarios, workers, progress)
-    return [trial for group in played for trial in group]  # type: ignore[attr-defined]
+    return [trial for group in played for trial in group]
 
 
 def _tool_definitions(model: ServiceModel) -> list[dict[str, object]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -14,18 +15,32 @@ def register(app: typer.Typer) -> None:
 
 
 def bench_itsm(
-    data: Path | None = typer.Option(
-        None, "--data", help="ITSM export or event log (default: the shipped synthetic log)."
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data", help="ITSM export or event log (default: the shipped synthetic log)."
+        ),
+    ] = None,
+    agent: Annotated[
+        str,
+        typer.Option("--agent", help="oracle, noop, random, heuristic, openai, or module:Class."),
+    ] = "heuristic",
+    trials: Annotated[
+        int, typer.Option("--trials", min=1, help="Trials per scenario (k for pass^k).")
+    ] = 1,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Scenarios run in parallel.")
+    ] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for scenario choice and agents.")] = 0,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most this many scenarios.")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the results.")] = Path(
+        "itsmbench-out"
     ),
-    agent: str = typer.Option(
-        "heuristic", "--agent", help="oracle, noop, random, heuristic, openai, or module:Class."
-    ),
-    trials: int = typer.Option(1, "--trials", min=1, help="Trials per scenario (k for pass^k)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Scenarios run in parallel."),
-    seed: int = typer.Option(0, "--seed", help="Seed for scenario choice and agents."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="At most this many scenarios."),
-    out: Path = typer.Option(Path("itsmbench-out"), "--out", help="Directory for the results."),
-    as_json: bool = typer.Option(False, "--json", help="Print the results JSON, not a table."),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the results JSON, not a table.")
+    ] = False,
 ) -> None:
     """Import the data, generate and audit scenarios, run the agent, and report."""
     from rich.console import Console

@@ -17,7 +17,7 @@ BAR_WIDTH = 360
 
 
 def percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _score_row(scope: str, score: Score, k: int) -> str:
@@ -28,7 +28,7 @@ def _score_row(scope: str, score: Score, k: int) -> str:
         percent(score.pass_hat.get(k)),
         f"{score.reward:.3f}",
         f"{score.tool_calls:.2f}",
-        "–" if score.tokens is None else str(score.tokens),
+        "-" if score.tokens is None else str(score.tokens),
     ]
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 

@@ -816,15 +816,15 @@ def _ask(
             "name only.",
             group,
         )
-    group = incident.assignment_group
-    if group is None:
+    owner = incident.assignment_group
+    if owner is None:
         return None
     states: Counter[str] = Counter(
-        str(r.get("state")) for r in world.incidents.values() if r.get("assignment_group") == group
+        str(r.get("state")) for r in world.incidents.values() if r.get("assignment_group") == owner
     )
     state = str(int(incident.state))
     return (
-        f"How many incidents assigned to {source.group_name(group)} are in the state "
+        f"How many incidents assigned to {source.group_name(owner)} are in the state "
         f"{incident.state.label}? Answer with the number only.",
         str(states[state]),
     )
