@@ -27,7 +27,7 @@ from collections.abc import Callable
 from myna.replay.build import Builder, build
 from myna.replay.env import Env
 from myna.replay.episode import Episode, ModelRef
-from myna.replay.mock_world import MockWorlds, ToolTranslator, runner_for
+from myna.replay.mock_world import MockWorlds, ToolboxTranslator, runner_for
 from myna.replay.run import EpisodeRunner, run_steps
 from myna.replay.sample_logs import failure_sessions, incident_model
 
@@ -52,7 +52,7 @@ def runners(extra: int) -> list[EpisodeRunner]:
         model=model,
         factory=worlds,
         model_ref=ModelRef(path="incident.model.yaml"),
-        tools=tuple(ToolTranslator(model).names()),
+        tools=tuple(ToolboxTranslator(model).names()),
     )
     episodes = build(failure_sessions(), builder, variants=3).episodes
     return [runner_for(padded(episode, extra), model, worlds) for episode in episodes]

@@ -68,7 +68,7 @@ def build_command(
     """Build episodes (and variants) from the failure sessions in FAILURES."""
     from myna.replay.build import Builder, build
     from myna.replay.episode import ModelRef, save_episode
-    from myna.replay.mock_world import MockWorlds, ToolTranslator, load_model
+    from myna.replay.mock_world import MockWorlds, ToolboxTranslator, load_model
     from myna.traces import read
 
     out.mkdir(parents=True, exist_ok=True)
@@ -84,8 +84,8 @@ def build_command(
         model=model,
         factory=MockWorlds(model),
         model_ref=ref,
-        tools=tuple(ToolTranslator(model).names()),
-        translate=ToolTranslator(model),
+        tools=tuple(ToolboxTranslator(model).names()),
+        translate=ToolboxTranslator(model),
         source_file=str(failures),
         distractors=distractors,
     )

@@ -128,9 +128,9 @@ class MockWorlds:
             self.headers[model.conventions.auth.header or "x-api-key"] = SERVICE_TOKEN
 
     @cached_property
-    def translator(self) -> ToolTranslator:
+    def translator(self) -> ToolboxTranslator:
         """The model's tools (built once: deriving them walks every operation)."""
-        return ToolTranslator(self.model)
+        return ToolboxTranslator(self.model)
 
     def snapshot_for(self, environment: Environment) -> str:
         """The base snapshot holding the environment's initial world, loaded on first use."""
@@ -162,8 +162,8 @@ class MockWorlds:
         return MockWorld(self, world)
 
 
-class ToolTranslator:
-    """Tool calls to HTTP requests through the mock's own tool definitions."""
+class ToolboxTranslator:
+    """Tool calls to HTTP requests through the mock's own tool definitions (a `ToolTranslator`)."""
 
     def __init__(self, model: ServiceModel) -> None:
         self.toolbox = Toolbox(model)

@@ -13,7 +13,7 @@ from myna.replay.build import Builder, BuildReport, build
 from myna.replay.classify import Evidence, Feedback, Goal, classify, parse_feedback
 from myna.replay.episode import FAILURE_CLASSES, Episode, FieldEquals, HttpStep, ModelRef
 from myna.replay.logs import LoggedCall
-from myna.replay.mock_world import MockWorlds, ToolTranslator, runner_for
+from myna.replay.mock_world import MockWorlds, ToolboxTranslator, runner_for
 from myna.replay.run import Routes
 from myna.replay.sample_logs import (
     BASE_URL,
@@ -40,7 +40,7 @@ def _builder(worlds: MockWorlds, **changes: Any) -> Builder:
         model=MODEL,
         factory=worlds,
         model_ref=ModelRef(path="incident.model.yaml"),
-        tools=tuple(ToolTranslator(MODEL).names()),
+        tools=tuple(ToolboxTranslator(MODEL).names()),
         **changes,
     )
 
@@ -381,7 +381,7 @@ def test_agent_transcripts_with_tool_calls_are_read_through_the_tools(worlds: Mo
     session = Session(
         id="transcript", events=[task, read, refused], task=task.text, outcome="failure"
     )
-    report = build([session], _builder(worlds, translate=ToolTranslator(MODEL)))
+    report = build([session], _builder(worlds, translate=ToolboxTranslator(MODEL)))
     [episode] = report.episodes
     assert (episode.provenance.failure_class, episode.provenance.step_index) == (
         "constraint_violation",
@@ -421,7 +421,7 @@ def test_the_samples_build_and_pass_audit_on_the_builtin_itsm_back_end() -> None
         model=itsm,
         factory=worlds,
         model_ref=ModelRef(name="itsm"),
-        tools=tuple(ToolTranslator(itsm).names()),
+        tools=tuple(ToolboxTranslator(itsm).names()),
     )
     report = build(failure_sessions(), builder, variants=1)
     assert report.skipped == []

@@ -17,7 +17,7 @@ from myna.replay.build import Builder, build
 from myna.replay.env import Env
 from myna.replay.episode import Episode, ModelRef, load_episode, save_episode
 from myna.replay.export import export
-from myna.replay.mock_world import MockWorlds, Replayers, ToolTranslator
+from myna.replay.mock_world import MockWorlds, Replayers, ToolboxTranslator
 from myna.replay.sample_logs import INCIDENTS, SAMPLES, TABLE, failure_sessions, incident_model
 from myna.replay.server import create_app
 
@@ -38,7 +38,7 @@ def episodes() -> dict[str, Episode]:
         model=MODEL,
         factory=MockWorlds(MODEL),
         model_ref=MODEL_REF,
-        tools=tuple(ToolTranslator(MODEL).names()),
+        tools=tuple(ToolboxTranslator(MODEL).names()),
     )
     report = build(failure_sessions(), builder, variants=1)
     return {episode.id: episode for episode in report.episodes}
