@@ -645,7 +645,10 @@ def administer_every_object(s: Scribe, b: Book) -> None:
     s.update("User", user, {"Department": "Sales EMEA"})
     s.delete("User", user)
     s.update("User", user, {"IsActive": False})
-    s.query("SELECT Id, Name, Username, IsActive FROM User WHERE IsActive = true ORDER BY Name")
+    s.query(
+        "SELECT Id, Name, Username, CompanyName, IsActive FROM User WHERE IsActive = true "
+        "ORDER BY Name"
+    )
     spare = s.create("Product2", {"Name": "Legacy Sensor", "Family": "Hardware"})
     s.get("Product2", spare)
     s.update("Product2", spare, {"Description": "End of life", "IsActive": False})
@@ -803,7 +806,13 @@ def build_corpus() -> list[Session]:
     book = Book()
     for username, first, last, title, department in PEOPLE:
         book.users[username] = org.add_user(
-            username, PASSWORD, first, last, Title=title, Department=department
+            username,
+            PASSWORD,
+            first,
+            last,
+            Title=title,
+            Department=department,
+            CompanyName="Acme Corporation",
         )
     sessions: list[Session] = []
     for number, chapter in enumerate(CHAPTERS, start=1):
