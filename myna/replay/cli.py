@@ -279,6 +279,10 @@ def serve_command(
     directory: EpisodesDir,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8100,
+    db: Annotated[
+        str,
+        typer.Option(help="SQLAlchemy URL of the worlds' store (default: SQLite in memory)."),
+    ] = "sqlite://",
 ) -> None:
     """Serve the episodes in DIR: reset, call the mock, submit, get the reward."""
     import uvicorn
@@ -287,6 +291,6 @@ def serve_command(
     from myna.replay.server import create_app
 
     episodes = [episode for _, episode in _load_all(directory)]
-    app = create_app(episodes, Replayers(directory))
+    app = create_app(episodes, Replayers(directory, store_url=db))
     Console(stderr=True).print(f"serving {len(episodes)} episodes on http://{host}:{port}")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -8,12 +8,15 @@ from typing import Any
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given
+from hypothesis import strategies as st
 
 from myna.errors import ReplayError
 from myna.replay.env import ENV_ID, Env
 from myna.replay.episode import Episode
 from myna.replay.run import EpisodeRunner, Routes, run_steps
 from myna.replay.world import HttpRequest
+from myna.schemas.model import Operation, ServiceModel
 from tests.replay.conftest import A2
 from tests.replay.fakes import FakeFactory, incident_model
 
@@ -162,3 +165,32 @@ def test_a_world_that_cannot_report_its_changes_fails_the_attempt(
     assert (result.reward, result.passed) == (0.0, False)
     assert result.repercussion is not None
     assert result.repercussion.detail == "RuntimeError: store went away"
+
+
+_segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-.", min_size=1, max_size=12)
+
+
+@given(
+    literals=st.lists(_segment, min_size=1, max_size=4),
+    values=st.lists(_segment, min_size=1, max_size=3),
+)
+def test_routes_match_templates_and_return_their_parameters(
+    literals: list[str], values: list[str]
+) -> None:
+    names = [f"p{i}" for i in range(len(values))]
+    template = "/" + "/".join(
+        part for pair in zip(literals, (f"{{{n}}}" for n in names), strict=False) for part in pair
+    )
+    used = names[: min(len(literals), len(values))]
+    model = ServiceModel(
+        name="m", operations=[Operation(id="op", method="GET", path=template, kind="get")]
+    )
+    concrete = template
+    for name, value in zip(used, values, strict=False):
+        concrete = concrete.replace(f"{{{name}}}", value)
+    routes = Routes.from_model(model)
+    matched = routes.match("get", concrete + "?x=1")
+    assert matched is not None
+    assert matched[1] == dict(zip(used, values, strict=False))
+    assert routes.match("POST", concrete) is None
+    assert routes.match("GET", concrete + "/extra") is None
