@@ -70,10 +70,10 @@ def learn_command(
         models = learn(sessions, service=service, update=existing)
     written = _write(models, output)
     console.print(summary_table(models))
+    console.print(f"learned from {stream.report.sessions} sessions in {len(traces)} file(s)")
     for model, path in zip(models, written, strict=True):
         console.print(
-            f"wrote {path}: {len(model.resources)} resources, {len(model.operations)} operations "
-            f"from {stream.report.sessions} sessions"
+            f"wrote {path}: {len(model.resources)} resources, {len(model.operations)} operations"
         )
 
 

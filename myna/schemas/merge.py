@@ -1,8 +1,9 @@
 """Learning into an existing model: merge what new traces show, keep what a person pinned.
 
-A fact is pinned when its `evidence.pinned` is set (in the YAML: `x-myna-pinned`-style review,
-i.e. `pinned: true` under the fact's evidence). Pinned facts are never changed; everything else
-merges: schemas by `merge_schemas`, evidence by adding counts, lists of facts by union.
+A fact is pinned when its `evidence.pinned` is set: in the YAML, `x-myna-pinned: true` beside a
+field, resource or operation, or `pinned: true` in the evidence of any other fact (a state
+machine, an error shape, a convention). Pinned facts are never changed; everything else merges:
+schemas by `merge_schemas`, evidence by adding counts, lists of facts by union.
 """
 
 from __future__ import annotations
