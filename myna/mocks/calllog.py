@@ -1,7 +1,8 @@
 """Every call a world answered, kept in a bounded ring and exported as canonical traces.
 
-Logging stores references to the request and response (no copies, no conversion) so it stays off
-the hot path; conversion to `myna.traces.model.Exchange` happens on export. Credentials are
+Logging freezes each call into bytes and tuples (the response body is serialised anyway) and
+converts to `myna.traces.model.Exchange` only on export, so it stays off the hot path and out of
+the garbage collector's way. Credentials are
 replaced with `[REDACTED]` on the way out, as the trace readers do, so an exported log can be
 shared and learned from again.
 """
@@ -18,6 +19,7 @@ from urllib.parse import urlencode
 import orjson
 
 from myna.mocks.messages import MockRequest, MockResponse
+from myna.traces.jsonl import event_line, session_line
 from myna.traces.model import Body, Exchange, Session
 
 REDACTED = "[REDACTED]"
@@ -29,10 +31,39 @@ DEFAULT_CAPACITY = 10_000
 
 @dataclass(frozen=True, slots=True)
 class Call:
+    """One answered call, frozen into bytes, strings and tuples: nothing the garbage collector
+    has to traverse, so a full log does not slow every collection down."""
+
     started_at: float  # POSIX seconds
     duration_ms: float
-    request: MockRequest
-    response: MockResponse
+    method: str
+    url: str
+    query: tuple[tuple[str, str], ...]
+    request_headers: tuple[tuple[str, str], ...]
+    request_body: bytes
+    status: int
+    response_headers: tuple[tuple[str, str], ...]
+    response_body: bytes
+
+    @classmethod
+    def of(
+        cls, request: MockRequest, response: MockResponse, started_at: float, duration_ms: float
+    ) -> Call:
+        query = f"?{urlencode(request.query)}" if request.query else ""
+        return cls(
+            started_at=started_at,
+            duration_ms=duration_ms,
+            method=request.method,
+            url=f"{request.base_url}{request.path}{query}",
+            query=tuple(request.query),
+            request_headers=tuple(request.headers.items()),
+            request_body=request.body,
+            status=response.status,
+            response_headers=tuple(response.headers),
+            # Serialised now: the in-process client hands the payload to the caller, who may
+            # change it afterwards.
+            response_body=response.body,
+        )
 
 
 class CallLog:
@@ -43,9 +74,6 @@ class CallLog:
         self._lock = threading.Lock()
 
     def record(self, call: Call) -> None:
-        # Freeze the body now: the in-process client hands the payload to the caller, who may
-        # mutate it afterwards.
-        _ = call.response.body
         with self._lock:
             self._calls.append(call)
 
@@ -73,21 +101,23 @@ def to_session(world: str, calls: list[Call]) -> Session:
 
 
 def _exchange(exchange_id: str, call: Call) -> Exchange:
-    request, response = call.request, call.response
-    query = f"?{urlencode(request.query)}" if request.query else ""
     return Exchange(
         id=exchange_id,
-        method=request.method,
-        url=f"{request.base_url}{request.path}{query}",
-        status=response.status,
-        query=list(request.query),
-        request_headers=[(name, _redact(name, value)) for name, value in request.headers.items()],
-        request_body=_body(request.body, request.headers.get("content-type")),
-        response_headers=[(name, _redact(name, value)) for name, value in response.headers],
-        response_body=_body(response.body, response.header("content-type")),
+        method=call.method,
+        url=call.url,
+        status=call.status,
+        query=list(call.query),
+        request_headers=[(name, _redact(name, value)) for name, value in call.request_headers],
+        request_body=_body(call.request_body, _header(call.request_headers, "content-type")),
+        response_headers=[(name, _redact(name, value)) for name, value in call.response_headers],
+        response_body=_body(call.response_body, _header(call.response_headers, "content-type")),
         started_at=datetime.fromtimestamp(call.started_at, tz=UTC),
         duration_ms=call.duration_ms,
     )
+
+
+def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    return next((value for key, value in headers if key.lower() == name), None)
 
 
 def _redact(name: str, value: str) -> str:
@@ -108,41 +138,8 @@ def _body(raw: bytes, mime_type: str | None) -> Body:
 
 
 def session_jsonl(session: Session) -> bytes:
-    """The session as canonical trace JSONL (`myna/traces/trace.schema.json`): a header line,
-    then one line per exchange."""
-    header = {
-        "type": "session",
-        "version": 1,
-        "id": session.id,
-        "source": session.source,
-        "metadata": session.metadata,
-    }
-    lines = [orjson.dumps(header)]
-    for exchange in session.exchanges:
-        lines.append(orjson.dumps(_exchange_line(session.id, exchange)))
+    """The session as canonical trace JSONL (`myna/traces/trace.schema.json`), written by the
+    trace stage's own line builders: a header line, then one line per exchange."""
+    lines = [orjson.dumps(session_line(session))]
+    lines.extend(orjson.dumps(event_line(event, session.id)) for event in session.events)
     return b"\n".join(lines) + b"\n"
-
-
-def _exchange_line(session_id: str, exchange: Exchange) -> dict[str, object]:
-    return {
-        "type": "exchange",
-        "session": session_id,
-        "id": exchange.id,
-        "started_at": exchange.started_at.isoformat() if exchange.started_at else None,
-        "method": exchange.method,
-        "url": exchange.url,
-        "status": exchange.status,
-        "query": [list(pair) for pair in exchange.query],
-        "request_headers": [list(pair) for pair in exchange.request_headers],
-        "request_body": _body_json(exchange.request_body),
-        "response_headers": [list(pair) for pair in exchange.response_headers],
-        "response_body": _body_json(exchange.response_body),
-        "duration_ms": exchange.duration_ms,
-    }
-
-
-def _body_json(body: Body) -> dict[str, object]:
-    out: dict[str, object] = {"kind": body.kind, "mime_type": body.mime_type}
-    if body.kind != "empty":
-        out["value"] = body.value
-    return out

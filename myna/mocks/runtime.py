@@ -170,7 +170,7 @@ class Mock:
             response = self.error_response(rejection)
         if world in self._known_worlds:
             self.call_log(world).record(
-                Call(started, (self.clock() - started) * 1000.0, request, response)
+                Call.of(request, response, started, (self.clock() - started) * 1000.0)
             )
         return response
 

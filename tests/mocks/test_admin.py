@@ -10,6 +10,7 @@ from jsonschema import Draft202012Validator
 
 import myna.traces
 from myna.mocks import Mock, MockClient
+from myna.traces.reading import read
 from tests.mocks.conftest import ADMIN_TOKEN, TABLE, USER
 
 INCIDENTS = f"{TABLE}/incident"
@@ -155,6 +156,19 @@ class TestCallLog:
         assert created["request_body"]["value"] == {"short_description": "logged"}
         assert missing["status"] == 404
         assert ["authorization", "[REDACTED]"] in created["request_headers"]
+
+    def test_the_export_reads_back_as_traces(
+        self, admin: MockClient, client: MockClient, tmp_path: Path
+    ) -> None:
+        client.post(INCIDENTS, json={"short_description": "round trip"})
+        exported = tmp_path / "calls.jsonl"
+        exported.write_bytes(admin.get(f"{ADMIN}/worlds/default/calls").body)
+
+        [session] = list(read(exported))
+
+        [exchange] = session.exchanges
+        assert (exchange.method, exchange.path, exchange.status) == ("POST", INCIDENTS, 201)
+        assert exchange.response_body.value["result"]["short_description"] == "round trip"
 
     def test_admin_calls_are_not_logged_and_logs_clear(
         self, admin: MockClient, client: MockClient
