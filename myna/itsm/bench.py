@@ -28,11 +28,11 @@ from myna.itsm.importers import ImportReport, import_history
 from myna.itsm.scenarios import KINDS, Generation, Scenario, generate
 from myna.itsm.scenarios.kinds import TOOLS
 from myna.replay.audit import Agent, AuditReport, audit, task_of
-from myna.replay.episode import ModelRef
-from myna.replay.mock_world import Replayers
+from myna.replay.episode import Episode
+from myna.replay.mock_world import MockWorlds, runner_for
+from myna.replay.run import EpisodeRunner
 from myna.schemas.model import ServiceModel
 
-ITSM = ModelRef(name="itsm")
 Progress = Callable[[int], None]
 """Called with how many units of work just finished."""
 
@@ -49,19 +49,18 @@ def itsm_model() -> ServiceModel:
 
 
 class _Runners:
-    """One in-process mock per thread: worlds of one store are not shared across threads."""
+    """Episode runners on one in-process mock per thread (a store's worlds stay in its thread)."""
 
     def __init__(self, model: ServiceModel) -> None:
         self.model = model
         self._local = threading.local()
 
-    def get(self) -> Replayers:
-        replayers: Replayers | None = getattr(self._local, "replayers", None)
-        if replayers is None:
-            replayers = Replayers()
-            replayers.add(ITSM, self.model)
-            self._local.replayers = replayers
-        return replayers
+    def runner(self, episode: Episode) -> EpisodeRunner:
+        worlds: MockWorlds | None = getattr(self._local, "worlds", None)
+        if worlds is None:
+            worlds = MockWorlds(self.model)
+            self._local.worlds = worlds
+        return runner_for(episode, self.model, worlds)
 
 
 T = TypeVar("T")
@@ -121,7 +120,7 @@ def prepare(
     runners = _Runners(service)
 
     def check(scenario: Scenario) -> AuditReport:
-        runner = runners.get().runner(scenario.episode)
+        runner = runners.runner(scenario.episode)
         return audit(runner, service, k=1, seed=seed)
 
     audits = _map(check, generation.scenarios, workers, progress)
@@ -173,7 +172,7 @@ def run(
         return built
 
     def play(scenario: Scenario) -> list[Trial]:
-        runner = runners.get().runner(scenario.episode)
+        runner = runners.runner(scenario.episode)
         out = []
         for index in range(trials):
             solver = agent()
