@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel
 
+from myna.mocks.calllog import to_session
 from myna.mocks.messages import MockRequest
 from myna.mocks.tools import Toolbox
 from myna.replay.episode import Episode
@@ -50,18 +50,19 @@ class _Attempt:
 
 
 def _world_calls(runner: EpisodeRunner, world: MockWorld) -> list[CallRecord]:
-    prefix = f"/worlds/{world.world}"
+    """The world's call log as call records, paths relative to the world."""
+    marker = f"/worlds/{world.world}"
     records = []
-    for call in world.calls():
-        request = call.request
-        shape = runner.routes.classify(request.method, request.path.removeprefix(prefix))
-        body: Any = orjson.loads(request.body) if request.body else None
+    for exchange in to_session(world.world, world.calls()).exchanges:
+        path = exchange.path.partition(marker)[2] or "/"
+        shape = runner.routes.classify(exchange.method, path)
+        body = exchange.request_body.value if exchange.request_body.is_json else None
         records.append(
             CallRecord(
                 shape.method,
                 shape.path,
-                call.response.status,
-                dict(request.query),
+                exchange.status,
+                dict(exchange.query),
                 body,
                 shape.documented,
                 shape.admin,

@@ -240,3 +240,21 @@ def test_a_delete_answered_204_is_a_reply_not_a_crash(
     result = attempt.submit(None)
     failed = {c.name for c in result.verification.checks if not c.passed}
     assert "no collateral changes" in failed
+
+
+def test_gymnasium_make_runs_a_saved_episode_on_its_model_file(
+    resolve: Episode, tmp_path: Path
+) -> None:
+    import gymnasium
+
+    from myna.replay.env import ENV_ID
+    from myna.schemas import openapi
+
+    openapi.save(MODEL, tmp_path / "incident.model.yaml")
+    saved = load_episode(save_episode(resolve, tmp_path))
+    env = gymnasium.make(ENV_ID, episode=saved, model_base=tmp_path)
+    env.reset(seed=0)
+    env.step({"tool": "update_incident", "arguments": RESOLVE})
+    _, reward, terminated, _, _ = env.step({"submit": None})
+    assert (reward, terminated) == (1.0, True)
+    env.close()
