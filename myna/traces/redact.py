@@ -175,21 +175,27 @@ def redact_url(url: str) -> str:
 def json_may_hold_secrets(text: str) -> bool:
     """Cheap test on raw JSON text; `False` means `redact_json` would change nothing.
 
-    It looks for the fragments every secret key contains (`pass`, `token`, `key`, ...) and asks
-    whether one sits in an object key, i.e. before a closing quote that a colon follows. Substring
-    search runs at memory speed where a regular expression crawls, and most bodies then skip the
-    walk. A key with an escaped quote in it counts as a possible secret.
+    It finds the fragments every secret key contains (`pass`, `token`, `key`, ...) and, for each
+    one inside an object key (before a closing quote that a colon follows), asks `is_secret_key`
+    about that key. Substring search runs at memory speed where a regular expression crawls, so
+    most bodies skip the walk. A key with an escaped quote in it counts as a possible secret.
     """
     lowered = text.lower()
     for fragment in _SECRET_FRAGMENTS:
         start = lowered.find(fragment)
         while start != -1:
-            quote = lowered.find('"', start)
-            if quote == -1:
+            close = lowered.find('"', start)
+            if close == -1:
                 break
-            if lowered[quote - 1] == "\\" or lowered[quote + 1 : quote + 8].lstrip()[:1] == ":":
+            if lowered[close - 1] == "\\":
                 return True
-            start = lowered.find(fragment, quote)
+            if lowered[close + 1 : close + 8].lstrip()[:1] == ":":
+                opening = lowered.rfind('"', 0, start)
+                if opening <= 0 or lowered[opening - 1] == "\\":
+                    return True
+                if is_secret_key(lowered[opening + 1 : close]):
+                    return True
+            start = lowered.find(fragment, close)
     return False
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from myna.errors import TraceFormatError
 from myna.traces import Exchange, ReadOptions, read, read_many
+from myna.traces import har as har_reader
 from tests.traces.helpers import HAR_CORPUS, WriteFile, corpus_hars, entry, har
 
 
@@ -35,7 +36,7 @@ def test_entries_without_pages_form_one_session_named_after_the_file(write_json:
     assert sessions[0].metadata["creator"] == "WebInspector 537"
 
 
-def test_pages_become_sessions_with_their_titles(write_json: WriteFile) -> None:
+def test_pages_become_sessions_with_their_titles(write_json: WriteFile, parse_mode: str) -> None:
     pages = [
         {"id": "page_1", "title": "Incidents", "startedDateTime": "2024-05-01T10:00:00Z"},
         {"id": "page_2", "title": "Users", "startedDateTime": "2024-05-01T10:01:00Z"},
@@ -150,7 +151,18 @@ def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
     assert [ex.id for s in read(path) for ex in s.exchanges] == ["fiddler#0"]
 
 
-def test_reading_streams_memory_stays_flat_whatever_the_file_size(tmp_path: Path) -> None:
+@pytest.fixture(params=["whole", "streamed"])
+def parse_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test on small files parsed whole and again with streaming forced."""
+    if request.param == "streamed":
+        monkeypatch.setattr(har_reader, "WHOLE_FILE_BYTES", 0)
+    return str(request.param)
+
+
+def test_reading_streams_memory_stays_flat_whatever_the_file_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(har_reader, "WHOLE_FILE_BYTES", 0)
     records = [{"sys_id": f"{n:032x}", "short_description": "VPN drops " * 20} for n in range(20)]
     item = json.dumps(entry(response_text=json.dumps({"result": records})))
     path = tmp_path / "big.har"
@@ -182,7 +194,7 @@ def test_long_sessions_are_yielded_in_parts_sharing_the_id(write_json: WriteFile
     assert stream.report.sessions == 1
 
 
-def test_open_pages_together_hold_at_most_one_part(write_json: WriteFile) -> None:
+def test_open_pages_together_hold_at_most_one_part(write_json: WriteFile, parse_mode: str) -> None:
     pages = ["p1", "p2", "p1", "p3", "p3", "p2"]
     path = write_json("pages.har", har([entry(pageref=page) for page in pages]))
 
@@ -228,7 +240,7 @@ def test_open_pages_together_hold_at_most_one_part(write_json: WriteFile) -> Non
     ],
 )
 def test_bad_har_names_the_file_and_entry(
-    write_json: WriteFile, content: str, entry_index: int | None, expected: str
+    write_json: WriteFile, parse_mode: str, content: str, entry_index: int | None, expected: str
 ) -> None:
     path = write_json("bad.har", content)
 
@@ -254,7 +266,7 @@ def _independent_count(path: Path) -> int:
 @pytest.mark.corpus
 @pytest.mark.skipif(not HAR_CORPUS.is_dir(), reason=f"corpus not present at {HAR_CORPUS}")
 @pytest.mark.parametrize("path", corpus_hars(), ids=lambda path: f"{path.parent.name}/{path.stem}")
-def test_every_corpus_har_imports_with_matching_counts(path: Path) -> None:
+def test_every_corpus_har_imports_with_matching_counts(path: Path, parse_mode: str) -> None:
     stream = read(path)
     sessions = list(stream)
 

@@ -157,13 +157,23 @@ def test_json_bodies(body: Any, expected: Any) -> None:
     [
         ('{"password": "x"}', True),
         ('{"auth": {"Access_Token" : "x"}}', True),
-        ('{"key": "BUG-10"}', True),
+        ('{"key": "BUG-10", "password_needs_reset": "false"}', False),
+        ('{"api\\"key": 1}', True),
         ('{"pass\\"word": 1}', True),
         ('{"short_description": "password reset for the VPN"}', False),
         ('["token", "secret"]', False),
         ('{"result": [{"sys_id": "9d38", "state": "2"}]}', False),
     ],
-    ids=["key", "nested-key", "broad-fragment", "escaped-quote", "in-value", "in-array", "none"],
+    ids=[
+        "key",
+        "nested-key",
+        "fragment-in-harmless-keys",
+        "escaped-quote-before",
+        "escaped-quote-inside",
+        "in-value",
+        "in-array",
+        "none",
+    ],
 )
 def test_raw_text_precheck_walks_whenever_a_key_may_be_secret(text: str, walk: bool) -> None:
     assert json_may_hold_secrets(text) is walk
