@@ -1080,12 +1080,14 @@ def _page_fingerprint(records: list[dict[str, Any]], id_name: str | None) -> tup
     if id_name is None or len(records) < 2:
         return None
     middle = len(records) // 2
+    # Ids are strings or numbers, except where a service wraps every value (ServiceNow's
+    # sysparm_display_value=all answers {"display_value", "value"}): str() keeps them hashable.
     return (
         id_name,
         len(records),
-        records[0].get(id_name),
-        records[middle].get(id_name),
-        records[-1].get(id_name),
+        str(records[0].get(id_name)),
+        str(records[middle].get(id_name)),
+        str(records[-1].get(id_name)),
         len(records[middle]),
     )
 

@@ -101,8 +101,7 @@ def _unpin(facts: dict[str, Any], pinned: Any) -> dict[str, Any]:
 def _resource_schema(resource: Resource) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for name, spec in resource.fields.items():
-        # The property's key is the field's name; it is written again only if it differs.
-        facts = _dump(spec, exclude={"schema_"} if spec.name != name else {"schema_", "name"})
+        facts = _dump(spec, exclude={"schema_"})
         properties[name] = {**spec.schema_, "x-myna-field": facts, **_pin(facts)}
     schema: dict[str, Any] = {
         "type": "object",
@@ -274,6 +273,7 @@ class _Reader:
             place = f"{where}.properties.{name}.x-myna-field"
             spec = dict(self.mapping(prop.pop("x-myna-field", {}), place))
             _unpin(spec, prop.pop("x-myna-pinned", None))
+            # Hand-written files may leave out the name: the property's key says it.
             spec.setdefault("name", name)
             fields[name] = self.validate(FieldSpec, {**spec, "schema": prop}, place)
         resource = self.validate(Resource, facts, f"{where}.x-myna-resource")

@@ -515,3 +515,23 @@ def test_update_merges_new_traces_and_keeps_pinned_facts(servicenow: ServiceMode
     assert (
         number.evidence.samples > reviewed.resources["incident"].fields["number"].evidence.samples
     )
+
+
+def test_ids_wrapped_in_display_value_objects_do_not_break_learning() -> None:
+    def record(index: int) -> dict[str, Any]:
+        sys_id = {"display_value": HEX[index], "value": HEX[index]}
+        return {"sys_id": sys_id, "state": {"display_value": "New", "value": "1"}}
+
+    first = {"result": [{**record(1), "sys_id": HEX[1]}, record(2), record(3)]}
+    page = {"result": [record(4), record(5), record(6)]}
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{SN}/incident?sysparm_display_value=all", 200, first),
+                exchange("GET", f"{SN}/incident?sysparm_display_value=all", 200, page),
+                exchange("GET", f"{SN}/incident?sysparm_display_value=all", 200, page),
+            )
+        ]
+    )
+
+    assert model.operation("list_incident").evidence.samples == 3
