@@ -4,7 +4,8 @@ An episode is accepted only if every gate holds:
 - `reads_something`: the verifier has at least one goal check (not only guards), and every check
   reads a resource the model has;
 - `world_valid`: the initial world satisfies the model (known resources and fields, unique ids,
-  enum and state values, references that resolve inside the world);
+  values that fit their fields' schemas, states of the state machines, references that resolve
+  inside the world);
 - `reference_passes`: the reference solution earns the full reward;
 - `noop_fails`: an agent that does nothing does not pass;
 - `probe:<name>`: every adversarial probe that applies fails (mass updates, deleting records,
@@ -20,13 +21,16 @@ verifier demands, not how hard a model finds the task; `ingest` replaces them wi
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Literal, Protocol
 
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field
 
 from myna.replay.episode import (
@@ -350,10 +354,13 @@ def _record_problems(
         shown = scalar(value)
         if name in states and shown != "" and str(shown) not in states[name]:
             yield f"{where}.{name}={shown!r} is not a state of the model"
-        enum = spec.schema_.get("enum") if spec is not None else None
-        if enum and shown != "" and all(scalar(option) != shown for option in enum):
-            yield f"{where}.{name}={shown!r} is not one of {enum!r}"
         reference = spec.reference if spec is not None else None
+        if spec is not None and reference is None and shown != "":
+            # Wire form: a service that sends values as strings has string schemas.
+            wire = shown if model.conventions.values_as_strings else value
+            error = next(iter(_validator(spec.schema_).iter_errors(wire)), None)
+            if error is not None:
+                yield f"{where}.{name}={wire!r} does not fit its schema: {error.message}"
         if reference is not None and shown != "" and reference.resource in world:
             target_field = episode.environment.id_fields.get(
                 reference.resource, model.resources[reference.resource].id_field
@@ -363,6 +370,15 @@ def _record_problems(
     for name, spec in fields.items():
         if spec.required and not spec.server_generated and name not in record:
             yield f"{where} lacks required field {name!r}"
+
+
+@lru_cache(maxsize=4096)
+def _cached_validator(schema_text: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_text))
+
+
+def _validator(schema: dict[str, Any]) -> Draft202012Validator:
+    return _cached_validator(json.dumps(schema, sort_keys=True))
 
 
 def _gate(name: str, problems: Iterable[str]) -> Gate:

@@ -172,7 +172,8 @@ def test_the_initial_world_must_satisfy_the_model(episode: Episode) -> None:
     assert problems == [
         "incident[0].state='99' is not a state of the model",
         "incident[0].priority is not a field of the model",
-        "incident[1].close_code='Guessed' is not one of ['Solved (Permanently)', 'Workaround']",
+        "incident[1].close_code='Guessed' does not fit its schema: 'Guessed' is not one of "
+        "['Solved (Permanently)', 'Workaround']",
         f"incident[1].assigned_to refers to missing sys_user {'d' * 32}",
         f"incident[2] repeats id {A2}",
         "resource 'cmdb_ci' is not in the model",
