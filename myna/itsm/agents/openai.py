@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
@@ -39,7 +39,6 @@ class OpenAIAgent:
     timeout: float = 60.0
     name: str = "openai"
     tokens: int | None = None
-    _client: httpx.Client | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(
@@ -53,18 +52,12 @@ class OpenAIAgent:
         key = source.get("MYNA_OPENAI_API_KEY") or source.get("OPENAI_API_KEY")
         return cls(base or DEFAULT_BASE_URL, model, tools, key, name=f"openai:{model}")
 
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            self._client = httpx.Client(
-                base_url=self.base_url.rstrip("/"), headers=headers, timeout=self.timeout
-            )
-        return self._client
-
-    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    def _complete(
+        self, http: httpx.Client, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Any:
         body = {"model": self.model, "messages": messages, "tools": tools}
         try:
-            response = self._http().post("/chat/completions", json=body)
+            response = http.post("/chat/completions", json=body)
         except httpx.HTTPError as failed:
             raise BenchError(f"chat endpoint {self.base_url} failed: {failed}") from None
         if response.status_code != 200:
@@ -75,6 +68,12 @@ class OpenAIAgent:
         return response.json()
 
     def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None:
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        base = self.base_url.rstrip("/")
+        with httpx.Client(base_url=base, headers=headers, timeout=self.timeout) as http:
+            return self._converse(http, task, world)
+
+    def _converse(self, http: httpx.Client, task: Task, world: AgentWorld) -> str | None:
         offered = set(task.tools)
         tools = [t for t in self.tools if t["function"]["name"] in offered] or self.tools
         messages: list[dict[str, Any]] = [
@@ -84,7 +83,7 @@ class OpenAIAgent:
         used = 0
         reported = False
         for _ in range(self.max_turns):
-            completion = self._complete(messages, tools)
+            completion = self._complete(http, messages, tools)
             usage = completion.get("usage") or {}
             if "total_tokens" in usage:
                 used += int(usage["total_tokens"])

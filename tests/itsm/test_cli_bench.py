@@ -1,0 +1,43 @@
+"""`myna bench itsm` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from myna.cli import app
+from myna.itsm.bench import BenchResult
+
+
+def test_bench_itsm_writes_results_and_prints_a_table(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    outcome = CliRunner().invoke(
+        app,
+        ["bench", "itsm", "--agent", "oracle", "--limit", "10", "--trials", "2", "--out", str(out)],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "ITSMBench: oracle" in outcome.output
+    assert "survived the audit" in outcome.output
+    result = BenchResult.model_validate_json((out / "results.json").read_text())
+    assert result.overall.pass_hat == {1: 1.0, 2: 1.0}
+    assert (out / "report.html").is_file()
+
+
+def test_bench_itsm_json_prints_the_results(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(
+        app, ["bench", "itsm", "--agent", "noop", "--limit", "5", "--json", "--out", str(tmp_path)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    printed = json.loads(outcome.stdout)
+    assert printed["agent"] == "noop"
+    assert printed["overall"]["pass_hat"] == {"1": 0.0}
+
+
+def test_bench_itsm_names_a_missing_export(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(
+        app, ["bench", "itsm", "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path)]
+    )
+    assert outcome.exit_code != 0
+    assert "nope.csv" in str(outcome.exception)
