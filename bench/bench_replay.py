@@ -5,9 +5,11 @@ process on one core.
 
     PYTHONPATH=. python bench/bench_replay.py                 # the shipped samples
     PYTHONPATH=. python bench/bench_replay.py --episodes 5000 --extra 1000
+    PYTHONPATH=. python bench/bench_replay.py --model itsm    # on the built-in ITSM back end
 
 The episodes are built from the shipped failure logs (`myna/replay/samples`), on the in-process
-mock with in-memory SQLite. `--extra N` adds N records to every episode's initial world, to show
+mock with in-memory SQLite, over the samples' incident-desk model or (`--model itsm`) the
+built-in ITSM back end. `--extra N` adds N records to every episode's initial world, to show
 that reset does not grow with the world. Measured:
 - reset: `runner.start()` then closing the untouched world (fork from the episode's snapshot);
 - `Env.reset`: the same through the Gymnasium API;
@@ -24,6 +26,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+from myna.mocks.backends import builtin_model
 from myna.replay.build import Builder, build
 from myna.replay.env import Env
 from myna.replay.episode import Episode, ModelRef
@@ -45,13 +48,13 @@ def padded(episode: Episode, extra: int) -> Episode:
     return episode.model_copy(update={"environment": environment})
 
 
-def runners(extra: int) -> list[EpisodeRunner]:
-    model = incident_model()
+def runners(extra: int, backend: str | None) -> list[EpisodeRunner]:
+    model = builtin_model(backend) if backend else incident_model()
     worlds = MockWorlds(model)
     builder = Builder(
         model=model,
         factory=worlds,
-        model_ref=ModelRef(path="incident.model.yaml"),
+        model_ref=ModelRef(name=backend) if backend else ModelRef(path="incident.model.yaml"),
         tools=tuple(ToolboxTranslator(model).names()),
     )
     episodes = build(failure_sessions(), builder, variants=3).episodes
@@ -75,9 +78,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3000, help="reference runs to time")
     parser.add_argument("--resets", type=int, default=3000, help="resets to time")
     parser.add_argument("--extra", type=int, default=0, help="extra records per world")
+    parser.add_argument("--model", default=None, help="a built-in back end, e.g. itsm")
     args = parser.parse_args()
 
-    prepared = runners(args.extra)
+    prepared = runners(args.extra, args.model)
     for runner in prepared:  # load every episode's snapshot once, as a trainer's warm-up would
         runner.start().world.close()
 
@@ -98,7 +102,8 @@ def main() -> None:
     if passed != args.episodes:
         raise SystemExit(f"only {passed} of {args.episodes} reference runs passed")
 
-    print(f"{len(prepared)} episodes, {args.extra} extra records per world\n")
+    model = args.model or "incident desk"
+    print(f"{len(prepared)} episodes on {model}, {args.extra} extra records per world\n")
     print("| measure | result | target |")
     print("|---|---|---|")
     print(f"| episode reset (median) | {reset_us:.0f} us | <= 1,000 us |")
