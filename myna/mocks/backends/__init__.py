@@ -96,4 +96,3 @@ register_backend(
         package="myna.mocks.backends.crm",
     )
 )
-"""The CRM back end: Salesforce REST API style, learned from a shipped trace corpus."""
