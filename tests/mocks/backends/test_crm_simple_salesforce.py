@@ -10,6 +10,7 @@ and turn into failures (strict) the day it exists, so the marker has to go.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from typing import Any, cast
@@ -51,7 +52,9 @@ def server(mock: Mock) -> Iterator[Running]:
 
 @pytest.fixture
 def world(mock: Mock, request: pytest.FixtureRequest) -> str:
-    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:60]
+    # Parametrized names share long prefixes: a digest of the whole name keeps worlds apart.
+    digest = hashlib.sha1(request.node.name.encode()).hexdigest()[:8]
+    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:48] + "-" + digest
     mock.store.create_world(name)
     return name
 
