@@ -17,6 +17,7 @@ queries, SOQL, plain `?field=value`) gets the same semantics:
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -46,6 +47,7 @@ MISSING: Any = _Missing()
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+_EPOCH = datetime(1970, 1, 1)
 
 # Ranks of the total order used for comparing and sorting mixed values.
 _NUMBER_RANK = 0
@@ -73,11 +75,21 @@ def evaluate(
     """
     context = context or Context()
     where = query.where
-    matched = [r for r in records if where is None or matches(r, where, context)]
+    if where is None:
+        matched = records if isinstance(records, list) else list(records)
+    else:
+        test = compile_filter(where, context)
+        matched = [record for record in records if test(record)]
     total = len(matched)
-    if query.order_by:
-        matched = sort_records(matched, query.order_by, context)
     end = None if query.limit is None else query.offset + max(query.limit, 0)
+    if len(query.order_by) == 1 and end is not None and end * 4 < total:
+        # A first page needs only the leading records: a bounded heap, not a full sort
+        # (`nsmallest` is documented to equal `sorted(...)[:n]`, so ties keep input order).
+        key = query.order_by[0]
+        pick = heapq.nlargest if key.descending else heapq.nsmallest
+        matched = pick(end, matched, key=_sort_key_of(key, context))
+    elif query.order_by:
+        matched = sort_records(matched, query.order_by, context)
     page = matched[query.offset : end]
     if query.fields is not None:
         page = [project(record, query.fields, context) for record in page]
@@ -86,13 +98,22 @@ def evaluate(
 
 def matches(record: Record, where: Filter, context: Context) -> bool:
     """Whether `record` satisfies the filter."""
+    return compile_filter(where, context)(record)
+
+
+def compile_filter(where: Filter, context: Context) -> Callable[[Record], bool]:
+    """The filter as one function of a record, each condition's value prepared once (a list
+    call tests every record of a resource)."""
     if isinstance(where, Condition):
-        return _condition(record, where, context)
+        return _compile_condition(where, context)
     if isinstance(where, And):
-        return all(matches(record, part, context) for part in where.parts)
+        conjuncts = tuple(compile_filter(part, context) for part in where.parts)
+        return lambda record: all(part(record) for part in conjuncts)
     if isinstance(where, Or):
-        return any(matches(record, part, context) for part in where.parts)
-    return not matches(record, where.part, context)
+        disjuncts = tuple(compile_filter(part, context) for part in where.parts)
+        return lambda record: any(part(record) for part in disjuncts)
+    inner = compile_filter(where.part, context)
+    return lambda record: not inner(record)
 
 
 def sort_records(
@@ -107,17 +128,16 @@ def sort_records(
     return ordered
 
 
-def _sort_key_of(
-    key: SortKey, context: Context
-) -> Callable[[Record], tuple[int, tuple[int, Any, str]]]:
+def _sort_key_of(key: SortKey, context: Context) -> Callable[[Record], tuple[int, int, Any, str]]:
     nulls_first = key.descending if key.nulls_first is None else key.nulls_first
     # Under a reversed sort the largest flag comes first, so the flag that puts empty values
     # first depends on the direction.
     empty_flag = int(nulls_first == key.descending)
+    get = getter(key.field, context)
 
-    def of(record: Record) -> tuple[int, tuple[int, Any, str]]:
-        typed = sort_key(field_value(record, key.field, context))
-        return (empty_flag if typed[0] == _EMPTY_RANK else 1 - empty_flag), typed
+    def of(record: Record) -> tuple[int, int, Any, str]:
+        rank, typed, tiebreak = sort_key(get(record))
+        return (empty_flag if rank == _EMPTY_RANK else 1 - empty_flag), rank, typed, tiebreak
 
     return of
 
@@ -191,10 +211,50 @@ def _reference_target(context: Context, field: str) -> str | None:
     return spec.reference.resource
 
 
-def _condition(record: Record, condition: Condition, context: Context) -> bool:
-    value = field_value(record, condition.field, context)
-    test = _TESTS[condition.op]
-    return test(value, condition.value)
+def _compile_condition(condition: Condition, context: Context) -> Callable[[Record], bool]:
+    test = _COMPILERS[condition.op](condition.value)
+    get = getter(condition.field, context)
+    return lambda record: test(get(record))
+
+
+def getter(path: str, context: Context) -> Callable[[Record], Any]:
+    """`field_value` for one path, with the references along it looked up in the model once."""
+    if "." not in path:
+        return lambda record: record.get(path, MISSING)
+    segments = path.split(".")
+    # (segment, the rest of the path after it, the resource it references or None)
+    steps: list[tuple[str, str, str | None]] = []
+    resource = context.resource
+    for index, segment in enumerate(segments[:-1]):
+        target = _reference_target(Context(context.model, resource), segment)
+        steps.append((segment, ".".join(segments[index + 1 :]), target))
+        resource = target
+    last = segments[-1]
+    resolve = context.resolve
+
+    def get(record: Record) -> Any:
+        if path in record:
+            return record[path]
+        current = record
+        for segment, rest, target in steps:
+            value = current.get(segment, MISSING)
+            if value is MISSING or value is None:
+                return MISSING
+            if target is not None and resolve is not None:
+                target_id = reference_id(value)
+                linked = None if target_id is None else resolve(target, target_id)
+                if linked is None:
+                    return MISSING
+                current = linked
+            elif isinstance(value, dict):
+                current = value
+            else:
+                return MISSING
+            if rest in current:
+                return current[rest]
+        return current.get(last, MISSING)
+
+    return get
 
 
 def _scalar(value: Any) -> Any:
@@ -227,7 +287,8 @@ def _classify(text: str) -> tuple[int, Any]:
     if _DATE_START.match(stripped):
         moment = _parse_time(stripped)
         if moment is not None:
-            return _TIME_RANK, moment
+            # Seconds since the epoch (UTC): compares like the datetime, several times faster.
+            return _TIME_RANK, (moment - _EPOCH).total_seconds()
     return _TEXT_RANK, text
 
 
@@ -250,43 +311,109 @@ def _text(value: Any) -> str:
     return str(_scalar(value))
 
 
-def _pair(left: Any, right: Any) -> tuple[Any, Any] | None:
-    """Both values in one comparable domain, or None when either is empty."""
-    left_rank, left_typed = _typed(left)
-    right_rank, right_typed = _typed(right)
-    if _EMPTY_RANK in (left_rank, right_rank):
+@dataclass(frozen=True, slots=True)
+class _Operand:
+    """A condition's value, classified once: its rank, its comparable form (case-folded
+    text), and its case-folded text form for comparisons across ranks."""
+
+    rank: int
+    typed: Any
+    text: str
+
+
+def _operand(value: Any) -> _Operand:
+    rank, typed = _typed(value)
+    if rank == _TEXT_RANK:
+        typed = typed.casefold()
+    return _Operand(rank, typed, _text(value).casefold())
+
+
+def _pair(value: Any, operand: _Operand) -> tuple[Any, Any] | None:
+    """The record's value and the operand in one comparable domain, or None when either is
+    empty."""
+    rank, typed = _typed(value)
+    if rank == _EMPTY_RANK or operand.rank == _EMPTY_RANK:
         return None
-    if left_rank == right_rank:
-        if left_rank == _TEXT_RANK:
-            return left_typed.casefold(), right_typed.casefold()
-        return left_typed, right_typed
-    return _text(left).casefold(), _text(right).casefold()
+    if rank == operand.rank:
+        return (typed.casefold() if rank == _TEXT_RANK else typed), operand.typed
+    return _text(value).casefold(), operand.text
 
 
-def _equal(value: Any, expected: Any) -> bool:
+Test = Callable[[Any], bool]
+
+
+def _is_empty(value: Any) -> bool:
+    scalar = _scalar(value)
+    return scalar is MISSING or scalar is None or scalar == "" or scalar == [] or scalar == {}
+
+
+def _equal_to(expected: Any) -> Test:
     if expected is None or expected == "":
-        return _is_empty(value, None)
-    pair = _pair(value, expected)
-    return pair is not None and bool(pair[0] == pair[1])
+        return _is_empty
+    operand = _operand(expected)
 
-
-def _ordered(check: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    def test(value: Any, expected: Any) -> bool:
-        pair = _pair(value, expected)
-        return pair is not None and check(*pair)
+    def test(value: Any) -> bool:
+        pair = _pair(value, operand)
+        return pair is not None and bool(pair[0] == pair[1])
 
     return test
 
 
-def _in(value: Any, expected: Any) -> bool:
+def _ordered(check: Callable[[Any, Any], bool]) -> Callable[[Any], Test]:
+    def compile_(expected: Any) -> Test:
+        operand = _operand(expected)
+
+        def test(value: Any) -> bool:
+            pair = _pair(value, operand)
+            return pair is not None and check(*pair)
+
+        return test
+
+    return compile_
+
+
+def _in(expected: Any) -> Test:
     options = [expected] if isinstance(expected, str) else list(expected or ())
-    return any(_equal(value, option) for option in options)
+    tests = [_equal_to(option) for option in options]
+    return lambda value: any(test(value) for test in tests)
 
 
-def _like(value: Any, expected: Any) -> bool:
-    if _typed(value)[0] == _EMPTY_RANK:
-        return False
-    return _text(expected).casefold() in _text(value).casefold()
+def _text_test(check: Callable[[str, str], bool]) -> Callable[[Any], Test]:
+    """A test on the case-folded text of a non-empty value."""
+
+    def compile_(expected: Any) -> Test:
+        needle = _text(expected).casefold()
+
+        def test(value: Any) -> bool:
+            return _typed(value)[0] != _EMPTY_RANK and check(_text(value).casefold(), needle)
+
+        return test
+
+    return compile_
+
+
+def _pattern(expected: Any) -> Test:
+    regex = _like_pattern(_text(expected))
+
+    def test(value: Any) -> bool:
+        return _typed(value)[0] != _EMPTY_RANK and regex.fullmatch(_text(value)) is not None
+
+    return test
+
+
+def _between(expected: Any) -> Test:
+    low, high = expected
+    at_least = _ordered(lambda a, b: bool(a >= b))(low)
+    at_most = _ordered(lambda a, b: bool(a <= b))(high)
+    return lambda value: at_least(value) and at_most(value)
+
+
+def _negate(compile_: Callable[[Any], Test]) -> Callable[[Any], Test]:
+    def negated(expected: Any) -> Test:
+        test = compile_(expected)
+        return lambda value: not test(value)
+
+    return negated
 
 
 @lru_cache(maxsize=1024)
@@ -308,60 +435,21 @@ def _like_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
 
 
-def _pattern(value: Any, expected: Any) -> bool:
-    if _typed(value)[0] == _EMPTY_RANK:
-        return False
-    return _like_pattern(_text(expected)).fullmatch(_text(value)) is not None
-
-
-def _starts_with(value: Any, expected: Any) -> bool:
-    if _typed(value)[0] == _EMPTY_RANK:
-        return False
-    return _text(value).casefold().startswith(_text(expected).casefold())
-
-
-def _ends_with(value: Any, expected: Any) -> bool:
-    if _typed(value)[0] == _EMPTY_RANK:
-        return False
-    return _text(value).casefold().endswith(_text(expected).casefold())
-
-
-def _is_empty(value: Any, _expected: Any) -> bool:
-    scalar = _scalar(value)
-    return scalar is MISSING or scalar is None or scalar == "" or scalar == [] or scalar == {}
-
-
-def _between(value: Any, expected: Any) -> bool:
-    low, high = expected
-    low_pair = _pair(value, low)
-    high_pair = _pair(value, high)
-    return (
-        low_pair is not None
-        and high_pair is not None
-        and bool(low_pair[0] >= low_pair[1])
-        and bool(high_pair[0] <= high_pair[1])
-    )
-
-
-def _negate(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
-    return lambda value, expected: not test(value, expected)
-
-
-_TESTS: dict[str, Callable[[Any, Any], bool]] = {
-    "=": _equal,
-    "!=": _negate(_equal),
+_COMPILERS: dict[str, Callable[[Any], Test]] = {
+    "=": _equal_to,
+    "!=": _negate(_equal_to),
     "<": _ordered(lambda a, b: bool(a < b)),
     "<=": _ordered(lambda a, b: bool(a <= b)),
     ">": _ordered(lambda a, b: bool(a > b)),
     ">=": _ordered(lambda a, b: bool(a >= b)),
     "in": _in,
     "not_in": _negate(_in),
-    "like": _like,
-    "not_like": _negate(_like),
+    "like": _text_test(lambda text, needle: needle in text),
+    "not_like": _negate(_text_test(lambda text, needle: needle in text)),
     "pattern": _pattern,
-    "starts_with": _starts_with,
-    "ends_with": _ends_with,
-    "is_empty": _is_empty,
-    "is_not_empty": _negate(_is_empty),
+    "starts_with": _text_test(lambda text, needle: text.startswith(needle)),
+    "ends_with": _text_test(lambda text, needle: text.endswith(needle)),
+    "is_empty": lambda _expected: _is_empty,
+    "is_not_empty": lambda _expected: lambda value: not _is_empty(value),
     "between": _between,
 }

@@ -71,6 +71,8 @@ class _Layer:
     created_at: float
     parsed: dict[str, dict[str, Record]] = field(default_factory=dict)
     unique_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+    visible: dict[str, list[tuple[str, Record]]] = field(default_factory=dict)
+    visible_records: dict[str, list[Record]] = field(default_factory=dict)
 
     @property
     def root(self) -> _Layer:
@@ -99,8 +101,25 @@ class _Layer:
             found = cache[record_id] = json.loads(text)
         return found
 
-    def items(self, resource: str) -> Iterator[tuple[str, Record]]:
-        """Visible records in a stable order: the root's load order, then newer layers' rows."""
+    def items(self, resource: str) -> list[tuple[str, Record]]:
+        """Visible records in a stable order: the root's load order, then newer layers' rows.
+
+        Built once per resource and kept: the layer never changes, and every list call in every
+        world on it starts from this (shared objects: do not mutate).
+        """
+        found = self.visible.get(resource)
+        if found is None:
+            found = self.visible[resource] = list(self._walk_items(resource))
+        return found
+
+    def records(self, resource: str) -> list[Record]:
+        """`items` without the ids, also built once."""
+        found = self.visible_records.get(resource)
+        if found is None:
+            found = self.visible_records[resource] = [r for _, r in self.items(resource)]
+        return found
+
+    def _walk_items(self, resource: str) -> Iterator[tuple[str, Record]]:
         chain: list[_Layer] = []
         layer: _Layer | None = self
         while layer is not None:
@@ -355,34 +374,33 @@ class SqlTransaction:
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
         records, total = evaluate(
-            self._all(resource),
+            self._records(resource),
             query,
             Context(model=self._store.model, resource=resource, resolve=self._walk),
         )
         return [_clone(record) for record in records], total
 
-    def all(self, resource: str) -> Iterator[tuple[str, Record]]:
+    def all(self, resource: str) -> Sequence[tuple[str, Record]]:
         """Every visible record of a resource with its id (shared objects: do not mutate)."""
+        overlay = self._overlay_rows(resource)
+        base = self._base()
+        base_items = base.items(resource) if base is not None else []
+        if not overlay:
+            return base_items
+        return list(_merged(base_items, overlay))
+
+    def _records(self, resource: str) -> Sequence[Record]:
+        overlay = self._overlay_rows(resource)
+        base = self._base()
+        if not overlay:
+            return base.records(resource) if base is not None else []
+        base_items = base.items(resource) if base is not None else []
+        return [record for _, record in _merged(base_items, overlay)]
+
+    def _overlay_rows(self, resource: str) -> dict[str, str | None]:
         cursor = self._cursor
         cursor.execute(self._store._sql.overlay_list, (self._world, resource))
-        overlay: dict[str, str | None] = dict(cursor.fetchall())
-        # A changed base record keeps its place; records new to this world follow in the
-        # order they were written.
-        base = self._base()
-        if base is not None:
-            for record_id, record in base.items(resource):
-                if record_id not in overlay:
-                    yield record_id, record
-                    continue
-                text = overlay.pop(record_id)
-                if text is not None:
-                    yield record_id, json.loads(text)
-        for record_id, data in overlay.items():
-            if data is not None:
-                yield record_id, json.loads(data)
-
-    def _all(self, resource: str) -> Iterator[Record]:
-        return (record for _, record in self.all(resource))
+        return dict(cursor.fetchall())
 
     def insert(self, resource: str, record_id: str, record: Record) -> None:
         if self._visible_text(resource, record_id) is not None:
@@ -517,6 +535,24 @@ class SqlTransaction:
             self._store._sql.overlay_put,
             (self._world, resource, record_id, time.time_ns(), data),
         )
+
+
+def _merged(
+    base_items: list[tuple[str, Record]], overlay: dict[str, str | None]
+) -> Iterator[tuple[str, Record]]:
+    """A world's records: a changed base record keeps its place, records new to the world
+    follow in the order they were written, tombstones hide."""
+    pending = dict(overlay)
+    for record_id, record in base_items:
+        if record_id not in pending:
+            yield record_id, record
+            continue
+        text = pending.pop(record_id)
+        if text is not None:
+            yield record_id, json.loads(text)
+    for record_id, text in pending.items():
+        if text is not None:
+            yield record_id, json.loads(text)
 
 
 def _clone(value: Any) -> Any:

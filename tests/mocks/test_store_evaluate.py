@@ -8,7 +8,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given
 
-from myna.mocks.evaluate import Context, evaluate, matches
+from myna.mocks.evaluate import MISSING, Context, evaluate, field_value, getter, matches
 from myna.mocks.query import And, Condition, Filter, Not, Operator, Or, Query, SortKey
 from myna.mocks.store import Record
 from myna.schemas.model import FieldSpec, IdFormat, Reference, Resource, ServiceModel
@@ -92,6 +92,7 @@ CONTEXT = Context(model=MODEL, resource="incident", resolve=resolve)
 )
 def test_dot_walked_fields_follow_references(record: Record, field: str, expected: str) -> None:
     assert matches(record, Condition(field, "=", expected), CONTEXT)
+    assert getter(field, CONTEXT)(record) == field_value(record, field, CONTEXT) == expected
 
 
 @pytest.mark.parametrize(
@@ -105,6 +106,7 @@ def test_dot_walked_fields_follow_references(record: Record, field: str, expecte
 )
 def test_a_walk_that_finds_nothing_is_empty(record: Record) -> None:
     assert matches(record, Condition("caller.name", "is_empty"), CONTEXT)
+    assert getter("caller.name", CONTEXT)(record) is MISSING
 
 
 def test_projection_keeps_dot_walked_names_as_keys() -> None:
