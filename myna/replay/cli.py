@@ -233,11 +233,18 @@ def ingest_command(
                     first["msg"], file=str(rollouts), line=number, field=where
                 ) from None
             by_episode[rollout.episode_id].append(rollout)
+    episodes = _load_all(directory)
+    unknown = sorted(set(by_episode) - {episode.id for _, episode in episodes})
+    if unknown:
+        # Checked before any file is written, so a typo leaves every episode as it was.
+        raise InputError(
+            f"rollouts name unknown episodes: {', '.join(unknown)}", file=str(rollouts)
+        )
     rows = []
-    for _, episode in _load_all(directory):
+    for _, episode in episodes:
         if episode.id not in by_episode:
             continue
-        updated = ingest(episode, by_episode.pop(episode.id))
+        updated = ingest(episode, by_episode[episode.id])
         save_episode(updated, directory)
         rows.append(
             {
@@ -249,9 +256,6 @@ def ingest_command(
                 "flags": "; ".join(updated.scores.flags),
             }
         )
-    if by_episode:
-        unknown = ", ".join(sorted(by_episode))
-        raise InputError(f"rollouts name unknown episodes: {unknown}", file=str(rollouts))
     _print(rows, f"ingested {rollouts}", as_json)
 
 

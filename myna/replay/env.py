@@ -7,7 +7,8 @@ action already parsed into a dict. Actions:
 - `{"tool": "<name>", "arguments": {...}}`: call one of the offered tools;
 - `{"http": {"method": "PATCH", "path": "/api/...", "params": {...}, "body": {...}}}`: call the
   mock's API directly;
-- `{"submit": "<final answer>"}` (or `null` for none): end the episode and get the reward.
+- `{"submit": "<final answer>"}` (or `null` for none; `answer` is accepted for `submit`): end
+  the episode and get the reward.
 
 The reset observation is `{"instruction", "tools"}` (tool names; `info["tools"]` holds their
 OpenAI function definitions, too large for some observations); each step's is the reply

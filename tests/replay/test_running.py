@@ -258,3 +258,20 @@ def test_gymnasium_make_runs_a_saved_episode_on_its_model_file(
     _, reward, terminated, _, _ = env.step({"submit": None})
     assert (reward, terminated) == (1.0, True)
     env.close()
+
+
+def test_ingest_with_an_unknown_episode_changes_nothing(tmp_path: Path, resolve: Episode) -> None:
+    path = save_episode(resolve, tmp_path)
+    before = path.read_text()
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(
+        json.dumps({"episode_id": resolve.id, "passed": True})
+        + "\n"
+        + json.dumps({"episode_id": "typo", "passed": True})
+        + "\n"
+    )
+    result = CliRunner().invoke(
+        myna_app, ["replay", "ingest", str(rollouts), "--episodes", str(tmp_path)]
+    )
+    assert "unknown episodes: typo" in str(result.exception)
+    assert path.read_text() == before
