@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from myna.mocks.query import Condition, Query, SortKey
 from myna.mocks.seed import generate
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import (
@@ -120,8 +121,21 @@ def open_store(backend: str, model: ServiceModel) -> SqlStore:
     return SqlStore(model, "sqlite://" if backend == "sqlite" else POSTGRES, prefix=prefix)
 
 
-def bench_size(backend: str, model: ServiceModel, size: int, repeat: int) -> dict[str, object]:
-    """Fork, reset and get-by-id against a base of `size` incidents."""
+@dataclass
+class SizeResult:
+    backend: str
+    records: int
+    get: Timing
+    fork: Timing
+    reset: Timing
+    fork_written: Timing
+    list_page: Timing
+    list_filtered: Timing
+    list_sorted: Timing
+
+
+def bench_size(backend: str, model: ServiceModel, size: int, repeat: int) -> SizeResult:
+    """Get-by-id, lists, fork and reset against a base of `size` incidents."""
     store = open_store(backend, model)
     try:
         data = generate(model, seed=1, records={"sys_user": max(1, size // 20), "incident": size})
@@ -136,6 +150,22 @@ def bench_size(backend: str, model: ServiceModel, size: int, repeat: int) -> dic
                 tx.get("incident", picks[i])
 
         get_timing = timed(get, repeat)
+
+        def listing(query: Query) -> Callable[[int], None]:
+            def run(_: int) -> None:
+                with store.transaction("main") as tx:
+                    tx.list("incident", query)
+
+            return run
+
+        lists = [
+            timed(listing(query), max(5, repeat // 20))
+            for query in (
+                Query(limit=10),
+                Query(where=Condition("priority", "=", "1"), limit=10),
+                Query(order_by=(SortKey("sys_updated_on", descending=True),), limit=10),
+            )
+        ]
         fork = timed(lambda i: store.fork_world("main", f"fork-{i}"), repeat)
 
         def write(i: int) -> None:
@@ -151,14 +181,7 @@ def bench_size(backend: str, model: ServiceModel, size: int, repeat: int) -> dic
         for i in range(repeat):
             write(i)
         fork_written = timed(lambda i: store.fork_world(f"fork-{i}", f"child-{i}"), repeat)
-        return {
-            "backend": backend,
-            "records": len(data.records),
-            "get": get_timing,
-            "fork": fork,
-            "reset": reset,
-            "fork_written": fork_written,
-        }
+        return SizeResult(backend, len(data.records), get_timing, fork, reset, fork_written, *lists)
     finally:
         store.drop()
 
@@ -173,6 +196,9 @@ def bench_idle_worlds(
         data = generate(model, seed=1, records={"sys_user": 50, "incident": 1000})
         store.load_base(data.records, "base", sequences=data.sequences)
         store.create_world("main", from_snapshot="base")
+        # Load the shared base into the process first: it is paid once, not per world.
+        with store.transaction("main") as tx:
+            tx.get("incident", data.records[-1][1])
         made = 0
         for count in counts:
             rss_before, db_before = rss_bytes(), store.database_bytes()
@@ -210,14 +236,27 @@ def main() -> None:
         "| reset after 5 writes | fork of a world with 5 writes |"
     )
     print("|---|---:|---:|---:|---:|---:|")
+    results = []
     for backend in backends:
         for size in (int(s) for s in args.sizes.split(",")):
             row = bench_size(backend, model, size, args.repeat)
+            results.append(row)
             cells = [
-                f"{t.median_us:.0f} / {t.p99_us:.0f}"  # type: ignore[attr-defined]
-                for t in (row["get"], row["fork"], row["reset"], row["fork_written"])
+                f"{t.median_us:.0f} / {t.p99_us:.0f}"
+                for t in (row.get, row.fork, row.reset, row.fork_written)
             ]
-            print(f"| {backend} | {row['records']:,} | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {backend} | {row.records:,} | " + " | ".join(cells) + " |", flush=True)
+    print()
+    print(
+        "| backend | base records | first page of 10 (median ms) | filtered page "
+        "| page sorted by a timestamp |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for row in results:
+        cells = [
+            f"{t.median_us / 1000:.2f}" for t in (row.list_page, row.list_filtered, row.list_sorted)
+        ]
+        print(f"| {row.backend} | {row.records:,} | " + " | ".join(cells) + " |", flush=True)
     print()
     print(
         "| backend | idle worlds added | RSS per world (bytes) | database per world (bytes) "
