@@ -107,7 +107,7 @@ def test_the_adapter_reports_what_the_model_cannot_hold(model: ServiceModel) -> 
     found = {(i.table, i.field, i.kind): i.count for i in data.issues}
     assert found[("cmn_location", "*", "table_missing")] == 1
     assert found[("incident", "u_symptom", "field_missing")] == 1
-    assert found[("sys_user_group", "sys_created_by", "value_outside_enum")] == 1
+    assert found[("sys_user_group", "sys_created_by", "value_outside_schema")] == 1
     assert "cmn_location" not in data.tables
     assert data.tables["incident"]["b" * 32] == {
         "sys_id": "b" * 32,

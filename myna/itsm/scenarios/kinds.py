@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final, Literal
 
 from myna.itsm.importers.model import Incident, IncidentHistory
@@ -444,31 +445,37 @@ def resolve(source: Source) -> Iterator[Scenario]:
         )
 
 
+def _groups_around(incident: Incident, at: datetime) -> tuple[str | None, str | None]:
+    """The group holding the incident at `at`, and the group that took it on after that."""
+    before = [m.to_group for m in incident.reassignments if m.at <= at and m.to_group]
+    after = [m.to_group for m in incident.reassignments if m.at > at and m.to_group]
+    then = before[-1] if before else (incident.groups_over_time or (None,))[0]
+    return then, after[0] if after else incident.assignment_group
+
+
 @_kind("reopen")
 def reopen(source: Source) -> Iterator[Scenario]:
     pool = _open_pool(source)
     for incident in source.history.incidents:
         resolution = incident.resolution
-        if not incident.reopenings or incident.assignment_group is None:
+        if not incident.reopenings:
+            continue
+        then, handler = _groups_around(incident, incident.reopenings[0].at)
+        if then is None or handler is None:
             continue
         world = _World(source)
         resolved = {
             **OPEN_RESET,
             "state": "6",
             "incident_state": "6",
+            "assignment_group": then,
             "close_code": (resolution.code if resolution else None) or "Solution provided",
             "close_notes": "Resolved before the caller reported a recurrence.",
         }
         if world.add(incident, **resolved) is None:
             continue
-        group = incident.assignment_group
-        world.include("sys_user_group", group)
+        world.include("sys_user_group", handler)
         _distractors(source, world, source.rng("reopen", incident.number), {incident.sys_id}, pool)
-        instruction = (
-            f"The caller of incident {incident.number} reports that the issue is back. Reopen the "
-            "incident (set it back to In Progress), add a work note about the recurrence, and "
-            f"assign it to {source.group_name(group)}, who will handle it."
-        )
         where = {"number": incident.number}
         checks: list[Check] = [
             FieldEquals(
@@ -481,14 +488,28 @@ def reopen(source: Source) -> Iterator[Scenario]:
                 field="work_notes",
                 pattern=NON_EMPTY,
             ),
-            FieldEquals(
-                name="assignment_group",
-                resource="incident",
-                where=where,
-                field="assignment_group",
-                value=group,
-            ),
         ]
+        body = {"state": "2", "work_notes": "Caller reports the issue has recurred; reopened."}
+        if handler == then:
+            routing = f"it stays with {source.group_name(then)}."
+        else:
+            # History moved the recurrence to another group: routing it is part of the task.
+            routing = f"assign it to {source.group_name(handler)}, who handled the recurrence."
+            body["assignment_group"] = handler
+            checks.append(
+                FieldEquals(
+                    name="assignment_group",
+                    resource="incident",
+                    where=where,
+                    field="assignment_group",
+                    value=handler,
+                )
+            )
+        instruction = (
+            f"The caller of incident {incident.number} reports that the issue is back. Reopen the "
+            "incident (set it back to In Progress), add a work note about the recurrence; "
+            + routing
+        )
         allowed = [
             "state",
             "work_notes",
@@ -499,11 +520,6 @@ def reopen(source: Source) -> Iterator[Scenario]:
             "close_notes",
         ]
         checks += _guards(source, [_only(incident.sys_id, allowed)])
-        body = {
-            "state": "2",
-            "work_notes": "Caller reports the issue has recurred; reopened.",
-            "assignment_group": group,
-        }
         yield _episode(
             source,
             "reopen",
