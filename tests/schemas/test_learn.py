@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openapi_spec_validator import validate
 
 from myna.errors import LearnError
 from myna.schemas import learn
 from myna.schemas.model import Evidence, ServiceModel
+from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces.model import Message, Session, ToolCall
 from tests.schemas.traffic import HEX, SN, exchange, servicenow_lifecycle, session
 
@@ -535,3 +539,47 @@ def test_ids_wrapped_in_display_value_objects_do_not_break_learning() -> None:
     )
 
     assert model.operation("list_incident").evidence.samples == 3
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["id", "sys_id", "key", "state", "name", "result"]), inner, max_size=4
+        )
+    ),
+    max_leaves=10,
+)
+_segments = st.sampled_from(["api", "v1", "items", "42", "JJJ-9", HEX[1], "search", "table", "x"])
+
+
+@st.composite
+def _exchanges(draw: st.DrawFn) -> Any:
+    path = "/".join(draw(st.lists(_segments, max_size=4)))
+    return exchange(
+        draw(st.sampled_from(["GET", "POST", "PATCH", "PUT", "DELETE"])),
+        f"https://{draw(st.sampled_from(['a.example.com', 'b.example.org']))}/{path}",
+        draw(st.sampled_from([200, 201, 204, 400, 401, 404, 500])),
+        draw(_json_values),
+        request=draw(_json_values),
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_exchanges(), max_size=6), min_size=1, max_size=3))
+def test_any_traffic_learns_a_valid_model_or_says_why_not(batches: list[list[Any]]) -> None:
+    sessions = [session(*batch, name=f"s{index}") for index, batch in enumerate(batches)]
+    try:
+        models, refusal = learn(sessions), ""
+    except LearnError as error:
+        models, refusal = [], str(error)
+
+    assert models or "nothing to learn" in refusal
+    for model in models:
+        validate(to_openapi(model))
+        assert loads(dumps(model)) == model
