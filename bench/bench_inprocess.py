@@ -1,7 +1,9 @@
 """Benchmark: the in-process client (no sockets), get by id and validated create.
 
 Targets (design brief): get by id <= 50 us median; validated create <= 200 us median, with
-request validation and behaviour enforcement on (strict response checking off, as served).
+request validation and behaviour enforcement on (strict response checking off, as served); and
+the runtime's own cost of a live world (its entry, call log with one call) at 10, 1,000 and
+10,000 worlds, against the <= 100 KB per idle world budget.
 
     python bench/bench_inprocess.py                  # 1,000 seeded incidents, 20,000 calls each
     python bench/bench_inprocess.py --records 10000 --calls 50000
@@ -17,6 +19,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
@@ -51,15 +54,50 @@ def timings(call: Callable[[], object], calls: int) -> list[float]:
     return samples
 
 
+def rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise SystemExit("VmRSS is not available (Linux only)")
+
+
+def world_costs(mock: Mock, counts: list[int]) -> list[tuple[int, float, float]]:
+    """Worlds forked from the seeded default world through the admin API, each answering one
+    GET (so it has a call log): (worlds, RSS bytes per world, seconds per fork)."""
+    admin = MockClient(mock, headers={"Authorization": f"Bearer {mock.admin_token}"})
+    rows = []
+    made = 0
+    for count in counts:
+        gc.collect()
+        before = rss_bytes()
+        started = time.perf_counter()
+        for _ in range(count):
+            world = f"w{made}"
+            made += 1
+            response = admin.post("/_myna/admin/worlds", json={"id": world, "fork_of": "default"})
+            assert response.status == 201, response.json()
+            listed = MockClient(mock, auth=("bench", "bench"), world=world).get(
+                INCIDENTS, params={"sysparm_limit": 1}
+            )
+            assert listed.status == 200
+        elapsed = time.perf_counter() - started
+        gc.collect()
+        rows.append((count, (rss_bytes() - before) / count, elapsed / count))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--records", type=int, default=1000, help="seeded incidents")
     parser.add_argument("--calls", type=int, default=20_000, help="calls per operation")
+    parser.add_argument(
+        "--worlds", default="10,1000,10000", help="live worlds to add, comma-separated"
+    )
     args = parser.parse_args()
 
-    _, client = build(args.records)
+    mock, client = build(args.records)
     listing = client.get(INCIDENTS, params={"sysparm_limit": 100}).json()["result"]
     ids = [record["sys_id"] for record in listing]
     user = client.get(f"{TABLE}/sys_user", params={"sysparm_limit": 1}).json()["result"][0]
@@ -109,6 +147,12 @@ def main() -> None:
             else f"<= {target:.0f} us: {'met' if median <= target else 'MISSED'}"
         )
         print(f"| {name} | {median:.1f} | {deciles[89]:.1f} | {deciles[98]:.1f} | {verdict} |")
+
+    counts = [int(part) for part in args.worlds.split(",") if part]
+    print("\n| worlds added | RSS per world (bytes) | fork + first GET per world (us) |")
+    print("|---:|---:|---:|")
+    for count, per_world, seconds in world_costs(mock, counts):
+        print(f"| {count:,} | {per_world:,.0f} | {seconds * 1e6:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ REDACTED = "[REDACTED]"
 _SECRET_HEADERS = frozenset(
     {"authorization", "cookie", "set-cookie", "x-api-key", "x-myna-admin-token"}
 )
-DEFAULT_CAPACITY = 10_000
+# Per world: thousands of live worlds each keeping their last thousand calls stay within memory.
+DEFAULT_CAPACITY = 1_000
 
 
 @dataclass(frozen=True, slots=True)

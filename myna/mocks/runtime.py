@@ -25,7 +25,7 @@ import orjson
 from myna.errors import MockError
 from myna.mocks import behaviour, ids
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
-from myna.mocks.calllog import Call, CallLog
+from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, compile_model
 from myna.mocks.faults import FaultConfig, FaultState
 from myna.mocks.messages import MockRequest, MockResponse, Pairs
@@ -73,7 +73,7 @@ class Mock:
         clock: Clock = time.time,
         seed: int | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
-        call_log_capacity: int = 10_000,
+        call_log_capacity: int = DEFAULT_CAPACITY,
     ) -> None:
         if store is None:
             from myna.mocks.sqlstore import SqlStore
