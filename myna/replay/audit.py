@@ -228,8 +228,11 @@ def _undocumented_call(context: Context) -> Scripted | None:
 
 @PROBES.register("replay_failure")
 def _replay_failure(context: Context) -> Scripted | None:
-    """Repeats what the logged agent did from the failure point on."""
-    failing = tuple(context.episode.provenance.failing_calls)
+    """Repeats what the logged agent did from the failure point on, and its final answer."""
+    provenance = context.episode.provenance
+    failing: tuple[Step, ...] = tuple(provenance.failing_calls)
+    if provenance.failing_answer is not None:
+        failing += (AnswerStep(text=provenance.failing_answer),)
     return Scripted("replay_failure", failing) if failing else None
 
 

@@ -193,6 +193,7 @@ def build_one(
         failure_detail=found.detail,
         derived_from=derived,
         failing_calls=_failing_steps(calls, found, id_map),
+        failing_answer=final_answer(session),
     )
     episode = assemble(
         _slug(f"{session.id}-{found.failure_class}"), plan, world, builder, provenance

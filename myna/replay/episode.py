@@ -2,8 +2,8 @@
 
 An episode is the triplet an RL trainer runs (problem, environment, verifier) plus the reference
 solution that proves it solvable, where it came from, and what audits and rollouts have said about
-it. The JSON Schema in `episode.schema.json` is generated from these models
-(`python -m myna.replay.episode > myna/replay/episode.schema.json`) and a test keeps it current.
+it. The JSON Schema in `episode.schema.json` is generated from these models (`schema_text()`;
+see the test that keeps it current for the command).
 
 Field by field:
 - `problem.instruction`: the text the agent receives. `problem.wording` names the rewording that
@@ -294,6 +294,7 @@ class Provenance(_Model):
     failing_calls: list[Step] = Field(
         default_factory=list, description="the logged calls from the failure point on"
     )
+    failing_answer: str | None = Field(default=None, description="the logged final answer")
     variant_of: str | None = None
     variant: str | None = Field(default=None, description="other_record, other_value, wording")
 
@@ -389,7 +390,3 @@ def episode_paths(directory: Path) -> list[Path]:
 def iter_episodes(directory: Path) -> Iterator[tuple[Path, Episode]]:
     for path in episode_paths(directory):
         yield path, load_episode(path)
-
-
-if __name__ == "__main__":
-    print(schema_text(), end="")

@@ -428,3 +428,12 @@ def test_the_samples_build_and_pass_audit_on_the_builtin_itsm_back_end() -> None
     for episode in report.episodes:
         verdict = audit(runner_for(episode, itsm, worlds), itsm, k=1)
         assert verdict.status == "accepted", (episode.id, verdict.reasons)
+
+
+def test_the_logged_wrong_answer_is_replayed_by_the_audit_probe(
+    built: BuildReport, worlds: MockWorlds
+) -> None:
+    episode = _originals(built)["wrong_answer"]
+    assert episode.provenance.failing_answer == "INC0010002 is assigned to beth.anglin."
+    report = audit(runner_for(episode, MODEL, worlds), MODEL, k=1)
+    assert "probe:replay_failure" in {gate.name for gate in report.gates if gate.ok}
