@@ -14,8 +14,8 @@ Field by field:
 - `verifier.checks`: declarative checks (see `myna.replay.verify`), each with a weight.
 - `reference.steps`: HTTP calls, tool calls and a final answer that pass the verifier.
 - `provenance`: the source session, the index of the failing event, the failure class, how the
-  verifier was derived, the logged failing calls (replayed by an audit probe), and for variants
-  which episode they vary and how.
+  verifier was derived, the logged failing calls and final answer (replayed by an audit probe),
+  and for variants which episode they vary and how.
 - `scores`: correctness and difficulty in [0, 1], the audit status with its reasons, pass counts
   per solver (audit) and per agent (ingested rollouts), and flags raised by `ingest`.
 - `audit`: the history of audits and ingests, newest last.
