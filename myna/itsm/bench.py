@@ -33,8 +33,8 @@ from myna.replay.mock_world import MockWorlds, runner_for
 from myna.replay.run import EpisodeRunner
 from myna.schemas.model import ServiceModel
 
-Progress = Callable[[int], None]
-"""Called with how many units of work just finished."""
+Progress = Callable[[int, int], None]
+"""Called as work finishes with (units done so far, units in all)."""
 
 
 def default_data() -> Path:
@@ -72,10 +72,16 @@ def _map(
     workers: int,
     progress: Progress | None,
 ) -> list[T]:
+    done = 0
+    lock = threading.Lock()
+
     def one(item: Scenario) -> T:
+        nonlocal done
         out = function(item)
         if progress is not None:
-            progress(1)
+            with lock:
+                done += 1
+                progress(done, len(items))
         return out
 
     if workers <= 1:
@@ -299,21 +305,15 @@ def yields(prepared: Prepared) -> list[SourceYield]:
 
 
 def result(
-    prepared: Prepared,
-    agent: str,
-    trials: Sequence[Trial],
-    *,
-    per_scenario: int,
-    seed: int,
-    synthetic: bool,
-    source_format: str,
+    prepared: Prepared, agent: str, trials: Sequence[Trial], *, per_scenario: int, seed: int
 ) -> BenchResult:
+    """Everything a run found, for the JSON file and the report."""
     kinds = sorted({t.kind for t in trials})
     tiers = sorted({t.tier for t in trials})
     return BenchResult(
         source=prepared.source,
-        source_format=source_format,
-        synthetic=synthetic,
+        source_format=prepared.import_report.format,
+        synthetic=prepared.synthetic,
         agent=agent,
         trials_per_scenario=per_scenario,
         seed=seed,

@@ -48,7 +48,9 @@ def bench_itsm(
     from rich.table import Table
 
     from myna.itsm import bench, report
+    from myna.itsm.agents import AgentContext, make_agent
 
+    make_agent(agent, AgentContext())  # a bad --agent fails before any import or audit
     console = Console(stderr=as_json)
     with Progress(console=console, transient=True) as progress:
         auditing = progress.add_task("auditing scenarios", total=None)
@@ -57,7 +59,7 @@ def bench_itsm(
             seed=seed,
             limit=limit,
             workers=workers,
-            progress=lambda n: progress.advance(auditing, n),
+            progress=lambda done, total: progress.update(auditing, completed=done, total=total),
         )
         accepted = prepared.accepted
         running = progress.add_task(f"running {agent}", total=len(accepted))
@@ -67,7 +69,7 @@ def bench_itsm(
             trials=trials,
             workers=workers,
             seed=seed,
-            progress=lambda n: progress.advance(running, n),
+            progress=lambda done, total: progress.update(running, completed=done, total=total),
         )
     result = bench.result(
         prepared,
@@ -75,15 +77,14 @@ def bench_itsm(
         trials_run,
         per_scenario=trials,
         seed=seed,
-        synthetic=prepared.synthetic,
-        source_format=prepared.import_report.format,
     )
     data_path, page = report.write(result, out)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     table = Table(title=f"ITSMBench: {agent}")
-    for column in ("scope", "scenarios", "pass^1", f"pass^{trials}", "reward", "tool calls"):
+    columns = ["scope", "scenarios", "pass^1", f"pass^{trials}", "reward", "tool calls", "tokens"]
+    for column in columns:
         table.add_column(column, justify="left" if column == "scope" else "right")
     rows = [("all", result.overall), *result.by_kind.items()]
     rows += [(f"tier {tier}", s) for tier, s in result.by_tier.items()]
@@ -95,6 +96,7 @@ def bench_itsm(
             report.percent(score.pass_hat.get(trials)),
             f"{score.reward:.3f}",
             f"{score.tool_calls:.2f}",
+            "-" if score.tokens is None else str(score.tokens),
         )
     console.print(table)
     kept, made = result.survival

@@ -41,3 +41,10 @@ def test_bench_itsm_names_a_missing_export(tmp_path: Path) -> None:
     )
     assert outcome.exit_code != 0
     assert "nope.csv" in str(outcome.exception)
+
+
+def test_bench_itsm_refuses_an_unknown_agent_before_any_work(tmp_path: Path) -> None:
+    outcome = CliRunner().invoke(app, ["bench", "itsm", "--agent", "gpt", "--out", str(tmp_path)])
+    assert outcome.exit_code != 0
+    assert "unknown agent 'gpt'" in str(outcome.exception)
+    assert not (tmp_path / "results.json").exists()

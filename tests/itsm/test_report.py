@@ -41,15 +41,7 @@ class _Outline(HTMLParser):
 def result() -> BenchResult:
     prepared = bench.prepare(limit=20, seed=3)
     trials = bench.run(prepared, "heuristic", trials=3)
-    return bench.result(
-        prepared,
-        "heuristic",
-        trials,
-        per_scenario=3,
-        seed=3,
-        synthetic=True,
-        source_format="uci_event_log",
-    )
+    return bench.result(prepared, "heuristic", trials, per_scenario=3, seed=3)
 
 
 def _outline(page: str) -> _Outline:
