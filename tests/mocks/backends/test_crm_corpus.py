@@ -101,6 +101,8 @@ def test_every_object_is_created_read_updated_deleted_and_queried(
         (f"{DATA}/sobjects/Account/External_Id__c/AC-7001", 200, None),
         (f"{DATA}/sobjects", 200, None),
         (f"{DATA}/limits", 200, None),
+        (f"{DATA}/search/", 200, None),
+        (f"{DATA}/search/", 400, "MALFORMED_SEARCH"),
     ],
     ids=[
         "token",
@@ -116,6 +118,8 @@ def test_every_object_is_created_read_updated_deleted_and_queried(
         "upsert-updated",
         "global-describe",
         "limits",
+        "search",
+        "malformed-search",
     ],
 )
 def test_the_corpus_covers_the_endpoints_and_refusals(
@@ -597,3 +601,57 @@ def test_the_token_endpoint_grants_a_session_for_the_right_password(
     granted = desk.org.handle(Request("GET", f"{DATA}/limits", token=token))
     assert granted.status == 200
     assert granted.body.value["DailyApiRequests"]["Max"] == 15000
+
+
+@pytest.mark.parametrize(
+    ("sosl", "found"),
+    [
+        ("FIND {acme}", [("Account", "Acme"), ("Contact", "Lee")]),
+        ("FIND {acme} IN NAME FIELDS RETURNING Account(Name)", [("Account", "Acme")]),
+        ("FIND {lee@acme.example} IN EMAIL FIELDS RETURNING Contact(Name)", [("Contact", "Lee")]),
+        (
+            "FIND {glob* OR acme} RETURNING Account(Name ORDER BY Name DESC)",
+            [
+                ("Account", "Globex"),
+                ("Account", "Acme"),
+            ],
+        ),
+        ("FIND {acme} RETURNING Account(Name WHERE Industry = 'Energy')", []),
+    ],
+    ids=["everywhere", "name-scope", "email-scope", "wildcard-or-order", "where"],
+)
+def test_sosl_searches_the_scope_and_returns_the_named_objects(
+    desk: Desk, sosl: str, found: list[tuple[str, str]]
+) -> None:
+    account = desk.create("Account", Name="Acme", Industry="Retail")
+    desk.create("Account", Name="Globex", Industry="Energy")
+    desk.create("Contact", LastName="Lee", Email="lee@acme.example", AccountId=account)
+    answer = desk.call("GET", f"{DATA}/search", params=[("q", sosl)]).body.value
+    assert [
+        (
+            record["attributes"]["type"],
+            record.get("Name") or desk.row(record["attributes"]["type"], record["Id"])["Name"],
+        )
+        for record in answer["searchRecords"]
+    ] == found
+
+
+def test_a_search_without_braces_is_malformed(desk: Desk) -> None:
+    reply = desk.call("GET", f"{DATA}/search", params=[("q", "FIND acme")])
+    assert error(reply)[:2] == (400, "MALFORMED_SEARCH")
+
+
+def test_an_object_describe_states_fields_picklists_and_defaults(desk: Desk) -> None:
+    described = desk.call("GET", f"{DATA}/sobjects/Lead/describe").body.value
+    assert (described["name"], described["keyPrefix"]) == ("Lead", "00Q")
+    fields = {field["name"]: field for field in described["fields"]}
+    status = fields["Status"]
+    assert [v["value"] for v in status["picklistValues"] if v["defaultValue"]] == [
+        "Open - Not Contacted"
+    ]
+    assert (fields["Company"]["nillable"], fields["Company"]["createable"]) == (False, True)
+    assert (fields["IsConverted"]["createable"], fields["IsConverted"]["updateable"]) == (
+        False,
+        False,
+    )
+    assert fields["ConvertedAccountId"]["referenceTo"] == ["Account"]

@@ -683,6 +683,40 @@ def administer_every_object(s: Scribe, b: Book) -> None:
     s.delete("Contact", contact)
 
 
+def search_with_sosl(s: Scribe, b: Book) -> None:
+    s.login("ines.alvarez@acme.example")
+    search = f"{DATA}/search/"
+    s.call("GET", search, params=[("q", "FIND {Northwind}")])
+    s.call(
+        "GET",
+        search,
+        params=[
+            (
+                "q",
+                "FIND {Northwind OR Globex} IN NAME FIELDS RETURNING Account(Id, Name, Industry "
+                "ORDER BY Name), Contact(Id, Name, Email)",
+            )
+        ],
+    )
+    s.call(
+        "GET",
+        search,
+        params=[("q", "FIND {*@northwind.example} IN EMAIL FIELDS RETURNING Contact(Name, Title)")],
+    )
+    s.call(
+        "GET",
+        search,
+        params=[
+            (
+                "q",
+                "FIND {tax OR export* OR gateway*} RETURNING Case(CaseNumber, Subject "
+                "WHERE IsClosed = false ORDER BY CaseNumber)",
+            )
+        ],
+    )
+    s.call("GET", search, params=[("q", "FIND Northwind")])
+
+
 def query_mistakes(s: Scribe, b: Book) -> None:
     s.login("maya.chen@acme.example")
     s.query("SELECT Id, Name FROM Account WHERE")
@@ -790,6 +824,11 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
         "Create, read, update and delete one record of every object (users are deactivated, "
         "not deleted; a line item stays with its opportunity).",
         administer_every_object,
+    ),
+    Chapter(
+        "search-with-sosl",
+        "Find customers, contacts and open cases by name, e-mail and text with SOSL searches.",
+        search_with_sosl,
     ),
     Chapter(
         "query-mistakes",

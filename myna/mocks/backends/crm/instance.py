@@ -1,17 +1,17 @@
 """A reference Salesforce org in memory: the pen the CRM corpus author writes traffic with.
 
 It answers the REST API (`/services/data/vNN.N/...`: sobjects, describe, CRUD, upsert by external
-id, SOQL `query`/`queryAll` with `nextRecordsUrl` paging, `limits`), the OAuth token endpoint and
-one Apex REST class (`/services/apexrest/LeadConvert/{id}`, the usual way to convert a lead over
-REST), the way Salesforce's documentation and the real recordings show (see PROTOCOL.md). It runs
-the platform's behaviour for the shipped objects: restricted picklists, required fields, read-only
-fields, the Opportunity stage -> Probability/ForecastCategory/IsClosed/IsWon mapping, Case
-escalation and closure, lead conversion, line-item roll-ups, soft deletion into the recycle bin
-and cascades. Deterministic throughout: ids come from counters, time from a clock the author
-advances.
+id, SOQL `query`/`queryAll` with `nextRecordsUrl` paging, SOSL `search`, `limits`), the OAuth
+token endpoint and one Apex REST class (`/services/apexrest/LeadConvert/{id}`, the usual way to
+convert a lead over REST), the way Salesforce's documentation and the real recordings show (see
+PROTOCOL.md). It runs the platform's behaviour for the shipped objects: restricted picklists,
+required fields, read-only fields, the Opportunity stage -> Probability/ForecastCategory/IsClosed/
+IsWon mapping, Case escalation and closure, lead conversion, line-item roll-ups, soft deletion
+into the recycle bin and cascades. Deterministic throughout: ids come from counters, time from a
+clock the author advances.
 
 This is not the mock. The mock is learned from the traffic written here. The org shares only the
-SOQL parser and the filter evaluator with the runtime (`myna.mocks.dialects.soql`,
+SOQL and SOSL parsers and the filter evaluator with the runtime (`myna.mocks.dialects`,
 `myna.mocks.evaluate`), so query *semantics* are one implementation; everything else (routing,
 rendering, behaviour) is written here independently of the runtime.
 """
@@ -37,6 +37,7 @@ from myna.mocks.backends.crm.objects import (
 )
 from myna.mocks.dialects import QuerySyntaxError
 from myna.mocks.dialects.soql import FieldRef, SoqlQuery, malformed_query_message, parse_soql
+from myna.mocks.dialects.sosl import SoslReturning, match_term, parse_sosl
 from myna.mocks.evaluate import Context, evaluate
 from myna.mocks.ids import salesforce_checksum
 from myna.mocks.query import And, Condition, Filter, Not, Or, Query
@@ -314,6 +315,8 @@ class Org:
             return json_reply(
                 200, self.query(params.get("q", ""), version, head == "queryAll", batch)
             )
+        if head == "search" and len(parts) == 1 and method == "GET":
+            return json_reply(200, self.search(dict(request.params).get("q", ""), version))
         if head != "sobjects":
             raise not_found()
         if len(parts) == 1 and method == "GET":
@@ -806,6 +809,53 @@ class Org:
             records, shown, version, "queryAll" if include_deleted else "query", batch
         )
 
+    def search(self, text: str, version: str) -> dict[str, Any]:
+        """SOSL: records of the RETURNING objects (every searchable one when none are named)
+        with a text field in the search scope matching the term, Id only unless fields are
+        named; each object's WHERE, ORDER BY and LIMIT apply, then the overall LIMIT."""
+        try:
+            parsed = parse_sosl(text, now=self.now)
+        except QuerySyntaxError as error:
+            raise Refused(400, "MALFORMED_SEARCH", malformed_query_message(error), None) from None
+        matches = match_term(parsed.term)
+        wanted = parsed.returning or tuple(
+            SoslReturning(name) for name in OBJECTS if name != "OpportunityLineItem"
+        )
+        found: list[dict[str, Any]] = []
+        for item in wanted:
+            obj = sobject(item.object_name)
+            if obj is None:
+                raise _query_error(
+                    text,
+                    item.object_name,
+                    "INVALID_TYPE",
+                    f"sObject type '{item.object_name}' is not supported.",
+                )
+            for path in (*item.fields, *(key.field for key in item.order_by)):
+                self._check_path(text, obj, path)
+            searched = _searched_fields(obj, parsed.scope)
+            views = [
+                self._view(obj, row, 0)
+                for row in self.rows[obj.name].values()
+                if not row["IsDeleted"]
+                and any(isinstance(row[name], str) and matches(row[name]) for name in searched)
+            ]
+            page, _ = evaluate(
+                views,
+                Query(
+                    where=item.where,
+                    order_by=item.order_by,
+                    limit=item.limit,
+                    offset=item.offset,
+                ),
+                Context(),
+            )
+            fields = item.fields or ("Id",)
+            found.extend(self._project(obj, view, fields, version) for view in page)
+        if parsed.limit is not None:
+            found = found[: parsed.limit]
+        return {"searchRecords": found}
+
     def _paged(
         self, records: list[dict[str, Any]], total: int, version: str, endpoint: str, batch: int
     ) -> dict[str, Any]:
@@ -903,6 +953,18 @@ def _place(out: dict[str, Any], obj: SObject, view: Row, parts: list[str], versi
         nested = {"attributes": _attributes(target.name, related["Id"], version)}
         out[relation.relationship] = nested
     _place(nested, target, related, parts[1:], version)
+
+
+def _searched_fields(obj: SObject, scope: str) -> tuple[str, ...]:
+    """The fields a SOSL scope looks in: NAME the name fields, EMAIL and PHONE those types, ALL
+    every text field."""
+    if scope == "NAME":
+        names = {obj.name_field, "FirstName", "LastName", "Company"}
+        return tuple(spec.name for spec in obj.fields if spec.name in names)
+    kinds = {"EMAIL": ("email",), "PHONE": ("phone",)}.get(
+        scope, ("string", "textarea", "email", "phone", "url", "picklist")
+    )
+    return tuple(spec.name for spec in obj.fields if spec.type in kinds)
 
 
 def _paths(query: SoqlQuery) -> list[str]:
