@@ -57,10 +57,13 @@ def _state_paths_at(path: str, shape: Shape, depth: int) -> Iterator[str]:
         if _is_state_leaf(shape):
             yield path
             return
-        named = shape.props.get("name")
-        if shape.objects and named is not None and _is_state_leaf(named):
-            yield f"{path}.name"
-            return
+        # A status object: Jira's {"name": "Done", ...}, or ServiceNow's display-value pair
+        # {"value": "6", "display_value": "Resolved"} (sysparm_display_value=all).
+        for key in ("value", "name"):
+            inner = shape.props.get(key)
+            if shape.objects and inner is not None and _is_state_leaf(inner):
+                yield f"{path}.{key}"
+                return
     if depth < 1 and shape.objects:
         for key, child in sorted(shape.props.items()):
             yield from _state_paths_at(f"{path}.{key}", child, depth + 1)
@@ -138,6 +141,18 @@ class Observations:
     refusals: list[Refusal] = field(default_factory=list)
     created: list[tuple[dict[str, Any], str, int, str]] = field(default_factory=list)
     """(record, operation, session, example) for each record a create answered with."""
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    """State path -> coded state -> the name the service displays for it."""
+
+    def note_label(self, record: dict[str, Any], path: str) -> None:
+        """Remember `{"value": "6", "display_value": "Resolved"}` as a label of state 6."""
+        if not path.endswith(".value"):
+            return
+        pair = value_at(record, path[: -len(".value")])
+        if isinstance(pair, dict):
+            code, shown = state_key(pair.get("value")), pair.get("display_value")
+            if code is not None and isinstance(shown, str) and shown and shown != code:
+                self.labels.setdefault(path, {})[code] = shown
 
 
 def find_state(request: Any, states: set[str], depth: int = 0) -> str | None:
@@ -210,6 +225,7 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
     return StateMachine(
         field=path,
         states=ordered_states,
+        labels=dict(sorted(seen.labels.get(path, {}).items())),
         initial=sorted(
             {target for (source, target, _) in transitions if source is None}, key=_state_order
         ),

@@ -610,15 +610,18 @@ class ServiceLearner:
                 continue
             id_shape = shape.props[id_name]
             collection, item = self._resource_paths(name, id_name)
+            fields = self._fields(name, shape, id_name)
+            # Numbered fields (INC0010001) are as unique as the id: the service mints both.
+            numbered = [key for key, spec in fields.items() if spec.generator is not None]
             resources[name] = Resource(
                 name=name,
                 collection_path=collection,
                 item_path=item,
                 id_field=id_name,
                 id_format=id_format(self.ids.get(name, set()), id_shape),
-                fields=self._fields(name, shape, id_name),
+                fields=fields,
                 display_field=display_field(shape, id_name),
-                unique=[id_name],
+                unique=[id_name, *numbered],
                 evidence=self.record_tally[name].evidence(),
             )
         return resources
@@ -834,6 +837,8 @@ class ServiceLearner:
                 pending[(name, entity)] = (operation_id(op), implied)
                 continue
             for record in records:
+                for path in paths[name]:
+                    seen[name].note_label(record, path)
                 canonical = str(record[resource.id_field])
                 for id_name in ID_FIELDS:
                     other = record.get(id_name)

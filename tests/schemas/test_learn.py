@@ -583,3 +583,24 @@ def test_any_traffic_learns_a_valid_model_or_says_why_not(batches: list[list[Any
     for model in models:
         validate(to_openapi(model))
         assert loads(dumps(model)) == model
+
+
+def test_display_value_pairs_give_state_labels() -> None:
+    def record(index: int, code: str, shown: str) -> dict[str, Any]:
+        return {
+            "sys_id": HEX[index],
+            "state": {"display_value": shown, "value": code},
+        }
+
+    listing = [record(1, "1", "New"), record(2, "1", "New"), record(3, "6", "Resolved")]
+    listing += [record(4, "6", "Resolved")]
+    [model] = learn([session(exchange("GET", f"{SN}/incident", 200, {"result": listing}))])
+
+    [machine] = model.resources["incident"].state_machines
+    assert machine.field == "state.value"
+    assert machine.states == ["1", "6"]
+    assert machine.labels == {"1": "New", "6": "Resolved"}
+
+
+def test_numbered_fields_are_unique(servicenow: ServiceModel) -> None:
+    assert servicenow.resources["incident"].unique == ["sys_id", "number"]
