@@ -20,7 +20,6 @@ fonts, scripts, styles; kept with `include_static`), WebSocket connections and n
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import ijson
 
+from myna.traces import strictjson
 from myna.traces.formats import Peek
 from myna.traces.model import Body, Exchange, Pairs, Session
 from myna.traces.redact import (
@@ -126,7 +126,7 @@ def _open_entries(source: Source) -> tuple[_Prelude, Iterator[tuple[int, Any]]]:
     size = os.fstat(source.file.fileno()).st_size - start
     if size <= WHOLE_FILE_BYTES:
         try:
-            document = json.load(source.file)
+            document = strictjson.load(source.file)
         except (ValueError, UnicodeDecodeError):
             # The streaming parser says which entry is broken; let it find and report it.
             source.file.seek(start)
@@ -397,7 +397,7 @@ def parse_body(text: Any, mime_type: Any, encoding: Any) -> tuple[Body, int]:
     lead = text.lstrip()[:1]
     if lead in ("{", "[") or (mime and "json" in mime):
         try:
-            value = json.loads(text, parse_constant=_reject_constant)
+            value = strictjson.loads(text)
         except ValueError:
             pass
         else:
@@ -409,10 +409,6 @@ def parse_body(text: Any, mime_type: Any, encoding: Any) -> tuple[Body, int]:
     elif mime and "multipart/form-data" in mime:
         text = redact_multipart(text)
     return Body("text", text, mime), size
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _first_line(error: Exception) -> str:

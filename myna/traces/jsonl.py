@@ -27,6 +27,7 @@ from typing import Any, cast
 import jsonschema_rs
 
 from myna.errors import InputError
+from myna.traces import strictjson
 from myna.traces.formats import Peek
 from myna.traces.model import Body, Event, Exchange, Message, Pairs, Session, ToolCall
 from myna.traces.source import PartBuffer, Source
@@ -69,7 +70,7 @@ def read_jsonl(source: Source) -> Iterator[Session]:
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
+            line = strictjson.loads(raw)
         except ValueError as error:
             raise source.error(f"invalid JSON: {error}", line=number) from None
         _validate(validator, line, source, number)

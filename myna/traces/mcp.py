@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from myna.traces import strictjson
 from myna.traces.formats import PEEK_BYTES, Peek
 from myna.traces.model import Session, ToolCall
 from myna.traces.source import PartBuffer, Source
@@ -122,7 +123,7 @@ def _content_value(content: Any) -> Any:
         text = str(content[0].get("text", ""))
         if text[:1] in ("{", "["):
             try:
-                return json.loads(text)
+                return strictjson.loads(text)
             except ValueError:
                 return text
         return text
@@ -140,9 +141,13 @@ def _messages(source: Source) -> Iterator[tuple[dict[str, Any], datetime | None,
     source.file.seek(0)
     if peek.first_value is None and peek.text.startswith("["):
         try:
-            document = json.load(source.file)
+            document = strictjson.load(source.file)
         except json.JSONDecodeError as error:
             raise source.error(f"invalid JSON: {error.msg}", line=error.lineno) from None
+        except UnicodeDecodeError:
+            raise source.error("the file is not UTF-8 text") from None
+        except ValueError as error:  # NaN or Infinity, refused by strictjson
+            raise source.error(f"invalid JSON: {error}") from None
         for index, item in enumerate(document if isinstance(document, list) else [document]):
             yield from _unwrap(item, source, index + 1)
         return
@@ -150,7 +155,7 @@ def _messages(source: Source) -> Iterator[tuple[dict[str, Any], datetime | None,
         if not raw.strip():
             continue
         try:
-            item = json.loads(raw)
+            item = strictjson.loads(raw)
         except ValueError as error:
             raise source.error(f"invalid JSON: {error}", line=number) from None
         for member in item if isinstance(item, list) else [item]:

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from myna.errors import TraceFormatError
+from myna.traces import strictjson
 from myna.traces.formats import PEEK_BYTES, Peek
 from myna.traces.model import Event, Message, MessageRole, Outcome, Session, ToolCall
 from myna.traces.source import PartBuffer, Source
@@ -118,11 +119,13 @@ def _conversation_objects(source: Source, list_key: str) -> Iterator[tuple[dict[
         yield from _jsonl_objects(source)
         return
     try:
-        document = json.load(source.file)
+        document = strictjson.load(source.file)
     except json.JSONDecodeError as error:
         raise source.error(f"invalid JSON: {error.msg}", line=error.lineno) from None
     except UnicodeDecodeError:
         raise source.error("the file is not UTF-8 text") from None
+    except ValueError as error:  # NaN or Infinity, refused by strictjson
+        raise source.error(f"invalid JSON: {error}") from None
     if isinstance(document, dict):
         yield document, Where()
     elif isinstance(document, list) and all(isinstance(item, dict) for item in document):
@@ -140,7 +143,7 @@ def _jsonl_objects(source: Source) -> Iterator[tuple[dict[str, Any], Where]]:
         if not raw.strip():
             continue
         try:
-            item = json.loads(raw)
+            item = strictjson.loads(raw)
         except ValueError as error:
             raise source.error(f"invalid JSON: {error}", line=number) from None
         if not isinstance(item, dict):
@@ -219,7 +222,7 @@ def _maybe_json(value: Any) -> Any:
     """Tool arguments and results often arrive as JSON text; keep the document when they are."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
+            return strictjson.loads(value)
         except ValueError:
             return value
     return value

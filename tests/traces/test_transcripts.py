@@ -255,6 +255,27 @@ def test_truncated_transcript_names_the_line(write_json: WriteFile) -> None:
     assert raised.value.line == 4
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("chat.jsonl", '{"messages": []}\n{"messages": [{"role": "user", "content": NaN}]}\n', 2),
+        ("chat.json", '{\n  "messages": [{"role": "user", "content": Infinity}]\n}', None),
+        ("log.jsonl", '{"jsonrpc": "2.0", "id": 1, "result": {"x": -Infinity}}\n', 1),
+    ],
+    ids=["jsonl-line", "json-document", "mcp-line"],
+)
+def test_nan_and_infinity_are_refused_where_they_are_read(
+    write_json: WriteFile, name: str, text: str, line: int | None
+) -> None:
+    path = write_json(name, text)
+    format = "mcp" if name.startswith("log") else "openai-chat"
+
+    with pytest.raises(TraceFormatError, match="is not a JSON value") as raised:
+        list(read(path, format=format))
+
+    assert (raised.value.file, raised.value.line) == (str(path), line)
+
+
 def test_mcp_responses_carry_results_through_redaction(write_json: WriteFile) -> None:
     lines = [
         {
