@@ -123,7 +123,11 @@ def learn(
                 calls.append((index, event))
     models = learn_http(exchanges, service=service) if exchanges else []
     if calls:
-        models.append(learn_tools(calls, name=service or "tools"))
+        # Tool calls are a service of their own; beside HTTP traffic it needs its own name.
+        name = service or "tools"
+        if any(model.name == name for model in models):
+            name = f"{name}-tools"
+        models.append(learn_tools(calls, name=name))
     if not models:
         raise LearnError(
             f"nothing to learn from {session_count} session(s) with {events} event(s): no API "

@@ -604,3 +604,14 @@ def test_display_value_pairs_give_state_labels() -> None:
 
 def test_numbered_fields_are_unique(servicenow: ServiceModel) -> None:
     assert servicenow.resources["incident"].unique == ["sys_id", "number"]
+
+
+def test_tool_calls_beside_http_traffic_get_a_model_of_their_own() -> None:
+    events: list[Any] = [
+        exchange("GET", f"{SN}/incident", 200, {"result": [{"sys_id": HEX[1]}]}),
+        ToolCall("c1", "get_incident", {"sys_id": HEX[1]}, {"sys_id": HEX[1], "state": "1"}),
+    ]
+
+    models = learn([Session(id="mixed", events=events)], service="itsm")
+
+    assert [model.name for model in models] == ["itsm", "itsm-tools"]
