@@ -103,6 +103,17 @@ class Plan:
     answer: str | None
     forbidden: tuple[CallPattern, ...]
     wording: str = "original"
+    answer_from: AnswerSource | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSource:
+    """Where the expected answer is read in the world: a record the instruction names, then a
+    field, or a reference field and a field of the record it points to."""
+
+    resource: str
+    record_id: str
+    path: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -184,7 +195,8 @@ def build_one(
                 f"the task needs {goal.resource} {goal.record_id}, which the log never showed"
             )
     world = add_distractors(world, goals, model, builder.distractors, seed=session.id)
-    plan = Plan(instruction, tuple(goals), answer, tuple(forbidden))
+    source = answer_source(instruction, answer, world, model) if answer is not None else None
+    plan = Plan(instruction, tuple(goals), answer, tuple(forbidden), answer_from=source)
     provenance = Provenance(
         source_session=session.id,
         source_file=builder.source_file,
@@ -199,6 +211,51 @@ def build_one(
         _slug(f"{session.id}-{found.failure_class}"), plan, world, builder, provenance
     )
     return episode, plan, world
+
+
+def named_in(text: str, value: str) -> bool:
+    """Whether `value` appears in `text` as a whole word (an incident number, an id)."""
+    return bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+
+
+def follow(
+    world: World, model: ServiceModel, resource: str, record: dict[str, Any], path: Sequence[str]
+) -> str | None:
+    """The text at `path` from `record`: a field, or a reference then a field of its target."""
+    value: Any = record.get(path[0])
+    if len(path) == 2:
+        spec = model.resources[resource].fields.get(path[0])
+        target = spec.reference.resource if spec is not None and spec.reference else None
+        linked = world.get(target or "", {}).get(str(scalar(value)))
+        value = linked.get(path[1]) if linked is not None else None
+    text = str(scalar(value)).strip()
+    return text or None
+
+
+def answer_source(
+    instruction: str, answer: str, world: World, model: ServiceModel
+) -> AnswerSource | None:
+    """Where the answer can be read, starting from a record the instruction names; None when
+    the answer is not a value of such a record or of a record it refers to (a count, a sum)."""
+    wanted = normalise(answer)
+    for resource_name, records in world.items():
+        resource = model.resources[resource_name]
+        for rid, record in records.items():
+            shown = str(next(iter(display_selector(resource, record).values())))
+            if not (named_in(instruction, shown) or named_in(instruction, rid)):
+                continue
+            paths: list[tuple[str, ...]] = [(name,) for name in record]
+            paths += [
+                (name, target_field)
+                for name, spec in resource.fields.items()
+                if spec.reference is not None and spec.reference.resource in model.resources
+                for target_field in model.resources[spec.reference.resource].fields
+            ]
+            for path in paths:
+                found = follow(world, model, resource_name, record, path)
+                if found is not None and normalise(found) == wanted:
+                    return AnswerSource(resource_name, rid, path)
+    return None
 
 
 def _slug(text: str) -> str:

@@ -394,7 +394,8 @@ def _invented_value() -> Session:
 
 def _wrong_answer() -> Session:
     log = _Log("who-has-vpn", "Who is INC0010002 assigned to? Reply with the person's full name.")
-    log.find("incident", "number=INC0010002", [DESK["INC0010002"]])
+    log.find("incident", "active=true", list(DESK.values()))
+    log.find("sys_user", "active=true", list(USERS.values()))
     log.call("GET", f"{TABLE}/sys_user/{U_BETH}", 200, {"result": USERS[U_BETH]})
     log.say("INC0010002 is assigned to beth.anglin.")
     return log.session("failure", 'Not quite: the correct answer is "Beth Anglin".')

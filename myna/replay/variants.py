@@ -4,7 +4,9 @@ A variant rewrites the episode's plan, then is assembled like the original, so i
 verifier and reference solution:
 - `other_record`: a goal's record is swapped for another record of the same resource that does
   not already satisfy it; the instruction must name the record (display value or id) so the
-  swap can be written into it, and the logged failing calls are retargeted too;
+  swap can be written into it, and the logged failing calls are retargeted too. For a question,
+  the record the instruction names is swapped and the answer read again along the same path
+  (a field, or a reference and a field of its target), when the answer was found that way;
 - `other_value`: a goal value of an enum field (not a state machine's field, whose transitions
   constrain it) that the instruction spells out is swapped for another enum value;
 - `wording`: the instruction is reworded by a fixed template.
@@ -19,10 +21,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from myna.replay.build import Builder, Plan, World, assemble
+from myna.replay.build import Builder, Plan, World, assemble, follow
 from myna.replay.classify import Goal, display_selector
 from myna.replay.episode import Episode, HttpStep, Step
-from myna.replay.verify import same, scalar
+from myna.replay.verify import normalise, same, scalar
 
 WORDINGS: tuple[tuple[str, str], ...] = (
     ("polite", "Please take care of the following request. {text}"),
@@ -85,6 +87,32 @@ def _other_records(
             )
 
 
+def _other_subjects(
+    plan: Plan, world: World, builder: Builder, rng: random.Random
+) -> Iterator[Variant]:
+    """The same question about another record: its answer read along the same path."""
+    source = plan.answer_from
+    if source is None or plan.answer is None:
+        return
+    model = builder.model
+    resource = model.resources[source.resource]
+    records = world.get(source.resource, {})
+    shown = str(next(iter(display_selector(resource, records[source.record_id]).values())))
+    candidates = sorted(rid for rid in records if rid != source.record_id)
+    rng.shuffle(candidates)
+    for other in candidates:
+        answer = follow(world, model, source.resource, records[other], source.path)
+        if answer is None or normalise(answer) == normalise(plan.answer):
+            continue
+        other_shown = str(next(iter(display_selector(resource, records[other]).values())))
+        instruction = _swap(_swap(plan.instruction, shown, other_shown), source.record_id, other)
+        moved = replace(source, record_id=other)
+        yield Variant(
+            "other_record",
+            replace(plan, instruction=instruction, answer=answer, answer_from=moved),
+        )
+
+
 def _other_values(
     plan: Plan, world: World, builder: Builder, rng: random.Random
 ) -> Iterator[Variant]:
@@ -120,6 +148,7 @@ def _wordings(plan: Plan, world: World, builder: Builder, rng: random.Random) ->
 
 MAKERS: tuple[Callable[[Plan, World, Builder, random.Random], Iterator[Variant]], ...] = (
     _other_records,
+    _other_subjects,
     _other_values,
     _wordings,
 )

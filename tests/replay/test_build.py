@@ -437,3 +437,12 @@ def test_the_logged_wrong_answer_is_replayed_by_the_audit_probe(
     assert episode.provenance.failing_answer == "INC0010002 is assigned to beth.anglin."
     report = audit(runner_for(episode, MODEL, worlds), MODEL, k=1)
     assert "probe:replay_failure" in {gate.name for gate in report.gates if gate.ok}
+
+
+def test_a_question_varies_to_another_record_with_its_own_answer(built: BuildReport) -> None:
+    variants = [e for e in built.episodes if e.provenance.variant_of == "who-has-vpn-wrong_answer"]
+    [other] = [v for v in variants if v.provenance.variant == "other_record"]
+    assert other.problem.instruction == (
+        "Who is INC0010005 assigned to? Reply with the person's full name."
+    )
+    assert _check(other, "answer").expected == "David Miller"
