@@ -93,6 +93,8 @@ _CREATE_SAMPLES = 64
 _LEAF_BUDGET = 2048
 """Values walked per resource (records x values in a record); past it, each further response
 contributes one record to the schema (every response still counts as evidence)."""
+_LAYOUTS = 1024
+"""Record layouts remembered per resource for the novelty check."""
 _BODY_BUDGET = 8
 """Bodies per operation and status walked for their (non-record) schema; the rest are counted."""
 
@@ -275,6 +277,7 @@ class ServiceLearner:
         self.latest: dict[tuple[str, str], dict[str, Any]] = {}
         self.kinds: dict[str, dict[str, set[type]]] = {}
         self.widths: dict[str, set[int]] = {}
+        self.layouts: dict[str, set[tuple[tuple[str, ...], tuple[type, ...]]]] = {}
 
     def learn(self) -> ServiceModel:
         self._pass_records()
@@ -546,6 +549,14 @@ class ServiceLearner:
             name = record_type(record) if typed else resource
             if name is None:
                 continue
+            # Records of one resource mostly repeat a few layouts: a layout seen before (same
+            # keys, same value types) is skipped without looking at its fields one by one.
+            layout = (tuple(record), tuple(map(type, record.values())))
+            layouts = self.layouts.setdefault(name, set())
+            if layout in layouts:
+                continue
+            if len(layouts) < _LAYOUTS:
+                layouts.add(layout)
             kinds = self.kinds.get(name)
             if (
                 kinds is None

@@ -295,6 +295,10 @@ class ServiceModel(_Model):
     conventions: Conventions = Field(default_factory=Conventions)
     resources: dict[str, Resource] = Field(default_factory=dict)
     operations: list[Operation] = Field(default_factory=list)
+    extensions: list[str] = Field(
+        default_factory=list,
+        description="service extensions the runtime applies, by name (myna.mocks.extensions)",
+    )
 
     def operation(self, operation_id: str) -> Operation:
         for operation in self.operations:

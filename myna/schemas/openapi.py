@@ -70,6 +70,8 @@ def to_openapi(model: ServiceModel) -> dict[str, Any]:
     }
     if model.title is None:
         document["x-myna-service"]["untitled"] = True
+    if model.extensions:
+        document["x-myna-service"]["extensions"] = list(model.extensions)
     if model.servers:
         document["servers"] = [{"url": url} for url in model.servers]
     return document
@@ -220,6 +222,7 @@ def from_openapi(document: Any, *, source: str | None = None) -> ServiceModel:
         "version": info.get("version", "1"),
         "servers": servers,
         "base_path": service.get("base_path", ""),
+        "extensions": service.get("extensions", []),
     }
     model = reader.validate(ServiceModel, data, "x-myna-service")
     model.conventions = reader.validate(
