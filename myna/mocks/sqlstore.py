@@ -162,7 +162,7 @@ def _dumps(record: Record) -> str:
 class _Statements:
     """The SQL of the hot path, written once with `?` and rendered in the driver's paramstyle."""
 
-    def __init__(self, prefix: str, paramstyle: str) -> None:
+    def __init__(self, prefix: str, paramstyle: str, *, postgres: bool) -> None:
         p = prefix
         mark = "%s" if paramstyle in ("format", "pyformat") else "?"
 
@@ -196,7 +196,7 @@ class _Statements:
         # world row under the world's write token, so the next fork reuses it; every writing
         # transaction draws a new token, which forgets it.
         self.fork_state = sql(
-            f"SELECT fork_snapshot, write_token, "
+            f"SELECT base_snapshot, fork_snapshot, write_token, "
             f"EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
             f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?) "
             f"FROM {p}worlds WHERE id = ?"
@@ -206,6 +206,19 @@ class _Statements:
         )
         self.new_write_token = sql(
             f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ?"
+        )
+        # PostgreSQL runs a reset as one statement (data-modifying CTEs always run to
+        # completion); SQLite, which lacks them, runs the three deletes, at no network cost.
+        self.reset_in_one = (
+            sql(
+                f"WITH w AS (SELECT id FROM {p}worlds WHERE id = ?), "
+                f"o AS (DELETE FROM {p}overlay WHERE world IN (SELECT id FROM w)), "
+                f"u AS (DELETE FROM {p}uniques WHERE world IN (SELECT id FROM w)), "
+                f"s AS (DELETE FROM {p}world_sequences WHERE world IN (SELECT id FROM w)) "
+                "SELECT count(*) FROM w"
+            )
+            if postgres
+            else None
         )
         self.forget_forks_of = sql(
             f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE fork_snapshot = ?"
@@ -610,7 +623,7 @@ class SqlStore:
         self._layers: dict[str, _Layer] = {}
         self._layers_lock = threading.Lock()
         paramstyle = self._engine.dialect.paramstyle
-        self._sql = _Statements(prefix, paramstyle)
+        self._sql = _Statements(prefix, paramstyle, postgres=not self._sqlite)
         self._uniques = {name: tuple(resource.unique) for name, resource in model.resources.items()}
 
     # -- connections ---------------------------------------------------------------------------
@@ -727,9 +740,7 @@ class SqlStore:
         """A new world in the source's current state; the source is snapshotted if it has
         writes, so the two share everything and diverge from here."""
         with self._translated(), self._cursor() as cursor:
-            base = self._world_base(cursor, source)
-            base_id = base.id if base is not None else None
-            base_id = self._frozen(cursor, source, base)
+            base_id = self._frozen(cursor, source)
             created = time.time()
             cursor.execute(self._sql.insert_world, (new_world, base_id, created))
             if cursor.fetchone() is None:
@@ -739,6 +750,11 @@ class SqlStore:
     def reset_world(self, world: str) -> None:
         """Drop the world's own writes and counters: it is its base snapshot again."""
         with self._cursor() as cursor:
+            if self._sql.reset_in_one is not None:
+                cursor.execute(self._sql.reset_in_one, (world,))
+                if not cursor.fetchone()[0]:
+                    raise NotFoundError("no such world", world=world)
+                return
             self._world_row(cursor, world)
             self._clear(cursor, world)
 
@@ -901,15 +917,19 @@ class SqlStore:
         base_id, _ = self._world_row(cursor, world)
         return None if base_id is None else self._layer(cursor, base_id)
 
-    def _frozen(self, cursor: Any, world: str, base: _Layer | None) -> str | None:
+    def _frozen(self, cursor: Any, world: str) -> str | None:
         """A snapshot of the world's current state: its base when it has not written, the
         snapshot its last fork made when it has not written since, else a new one."""
         cursor.execute(self._sql.fork_state, (world, world, world))
-        remembered, token, written = cursor.fetchone()
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError("no such world", world=world)
+        base_id, remembered, token, written = row
         if not written:
-            return None if base is None else base.id
+            return None if base_id is None else str(base_id)
         if remembered is not None:
             return str(remembered)
+        base = None if base_id is None else self._layer(cursor, base_id)
         snapshot_id = self._snapshot(cursor, world, base, uuid.uuid4().hex)
         # Under a token a concurrent writer has replaced, nothing is remembered.
         cursor.execute(self._sql.remember_fork, (snapshot_id, world, token))
