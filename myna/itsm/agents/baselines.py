@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from myna.replay.audit import AgentWorld, Scripted, Task
@@ -75,7 +75,7 @@ def _value(field_value: Any) -> str:
     return "" if field_value is None else str(field_value)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RandomAgent:
     """Random valid tool calls, seeded: lists incidents, then updates random ones with values
     seen in the data, and answers with a random word from it."""
@@ -83,7 +83,6 @@ class RandomAgent:
     name: str = "random"
     max_calls: int = 4
     fields: tuple[str, ...] = ("state", "urgency", "impact", "assignment_group", "work_notes")
-    _seen: dict[str, set[str]] = field(default_factory=dict)
 
     def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None:
         rng = random.Random(f"{task.episode_id}:{seed}")
