@@ -87,6 +87,8 @@ __all__ = ["learn"]
 _IGNORED_METHODS = frozenset({"HEAD", "OPTIONS", "CONNECT", "TRACE"})
 _RECORD_KINDS = frozenset({"list", "get", "create", "update", "replace", "query", "action"})
 _WRITE_KINDS = frozenset({"create", "update", "replace", "action", "delete"})
+_REFUSALS = frozenset({400, 403, 409, 412, 422})
+"""Statuses that refuse a write on its merits; 401 and 404 say nothing about the transition."""
 _ID_CAP = 50_000
 """Id values remembered per resource (for references and id formats); enough for any trace set."""
 _CREATE_SAMPLES = 64
@@ -811,7 +813,7 @@ class ServiceLearner:
             if entity is not None:
                 entity = alias.get((name, entity), entity)
             if op.kind in _WRITE_KINDS and exchange.status >= 400:
-                if entity is not None or op.kind == "create":
+                if exchange.status in _REFUSALS and (entity is not None or op.kind == "create"):
                     before = last.get((name, entity)) if entity is not None else None
                     for path in paths[name]:
                         seen[name].refusals.append(
