@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -100,7 +101,9 @@ def run_conformance(
     sessions = list(sessions)
     routes = _routes(model)
     records = recorded_records(model, sessions, routes)
-    store = SqlStore(model, store_url, prefix="myna_conformance_")
+    # Tables of its own, dropped afterwards: a run never meets an earlier run's state, even on a
+    # shared PostgreSQL database.
+    store = SqlStore(model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_")
     try:
         ordered = list(_in_seeding_order(model, records))
         snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
@@ -147,7 +150,7 @@ def run_conformance(
             seeded[resource] = seeded.get(resource, 0) + 1
         return ConformanceReport(total, matched, mismatches, skipped, seeded)
     finally:
-        store.close()
+        store.drop()
 
 
 def recorded_records(
