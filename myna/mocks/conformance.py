@@ -199,9 +199,11 @@ def recorded_records(
     return found
 
 
-def conformance_command(model_path: Path, traces: list[Path], *, json_output: bool) -> int:
-    """The body of `myna conformance MODEL TRACES...`: print the report (a table, or JSON with
-    `json_output`); return 0 when every exchange matched, 1 otherwise."""
+def conformance_command(
+    model_path: Path, traces: list[Path], *, json_output: bool, db: str = "sqlite://"
+) -> int:
+    """The body of `myna conformance MODEL TRACES... [--json] [--db URL]`: print the report (a
+    table, or JSON with `json_output`); return 0 when every exchange matched, 1 otherwise."""
     from rich.console import Console
     from rich.table import Table
 
@@ -209,7 +211,7 @@ def conformance_command(model_path: Path, traces: list[Path], *, json_output: bo
     from myna.traces import read_many
 
     model = load(model_path)
-    report = run_conformance(model, read_many(traces))
+    report = run_conformance(model, read_many(traces), store_url=db)
     console = Console()
     if json_output:
         console.print_json(json.dumps(report.to_dict()))
