@@ -1,7 +1,7 @@
 """Conformance: does a mock answer the recorded requests the way the recorded service did?
 
 `run_conformance(model, sessions)` seeds a base snapshot with every record the recorded
-responses show (keyed by the model's resources and id fields), forks one world per session from
+responses show (keyed by the model's resources and id fields), opens one world per session on
 it, replays each recorded request through the in-process client and compares the answer with the
 recording: the same status, and a body that validates against the recorded body's structure
 (the same JSON types, the same keys present; values may differ). Every mismatch keeps its reason.
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from myna.mocks.auth import Credentials
 from myna.mocks.router import Match, Router
 from myna.mocks.seed import counters_after, seeding_order
 from myna.mocks.store import Record
@@ -43,8 +44,9 @@ __all__ = [
 _DROPPED_HEADERS = frozenset(
     {"authorization", "cookie", "host", "content-length", "connection", "accept-encoding"}
 )
-_MOCK_USER = ("myna", "myna")
-_MOCK_TOKEN = "myna-token"
+_MOCK_USER = ("conformance", "conformance")
+_MOCK_TOKEN = "conformance-token"
+_CREDENTIALS = Credentials(users=dict([_MOCK_USER]), tokens=frozenset({_MOCK_TOKEN}))
 _DISPLAY_PARAMS = {"sysparm_display_value": ("true", "all")}
 
 
@@ -107,7 +109,7 @@ def run_conformance(
     try:
         ordered = list(_in_seeding_order(model, records))
         snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
-        mock = Mock(model, store)
+        mock = Mock(model, store, credentials=_CREDENTIALS)
         hosts = _service_hosts(model)
         total = matched = 0
         mismatches: list[Mismatch] = []
