@@ -27,8 +27,8 @@ from myna.itsm.agents import AgentContext, make_agent
 from myna.itsm.importers import ImportReport, import_history
 from myna.itsm.scenarios import KINDS, Generation, Scenario, generate
 from myna.itsm.scenarios.kinds import TOOLS
-from myna.replay.audit import Agent, AuditReport, audit, task_of
-from myna.replay.episode import Episode
+from myna.replay.audit import Agent, AuditReport, audit, record_audit, task_of
+from myna.replay.episode import Episode, save_episode
 from myna.replay.mock_world import MockWorlds, runner_for
 from myna.replay.run import EpisodeRunner
 from myna.schemas.model import ServiceModel
@@ -138,6 +138,15 @@ def prepare(
         service,
         history.synthetic,
     )
+
+
+def save_episodes(prepared: Prepared, directory: Path) -> list[Path]:
+    """Write every generated scenario as a `myna.episode/1` file with its audit recorded, so the
+    replay engine (`myna replay run|export`, `myna.replay.Env`) can use them directly."""
+    return [
+        save_episode(record_audit(scenario.episode, report), directory)
+        for scenario, report in zip(prepared.generation.scenarios, prepared.audits, strict=True)
+    ]
 
 
 class Trial(BaseModel):

@@ -38,6 +38,10 @@ def bench_itsm(
     out: Annotated[Path, typer.Option("--out", help="Directory for the results.")] = Path(
         "itsmbench-out"
     ),
+    episodes: Annotated[
+        bool,
+        typer.Option("--episodes", help="Also write every scenario as an episode file (+ audit)."),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the results JSON, not a table.")
     ] = False,
@@ -79,6 +83,8 @@ def bench_itsm(
         seed=seed,
     )
     data_path, page = report.write(result, out)
+    if episodes:
+        bench.save_episodes(prepared, out / "episodes")
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
