@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
+from typing import Any
 
 import pytest
 
 from myna.itsm.bench import default_data, itsm_model
-from myna.itsm.importers import IncidentHistory, import_history
+from myna.itsm.importers import (
+    Group,
+    Incident,
+    IncidentHistory,
+    IncidentState,
+    Reassignment,
+    Reopening,
+    import_history,
+    stable_sys_id,
+)
 from myna.itsm.scenarios import KINDS, TIERS, Generation, adapt, generate
 from myna.replay.audit import audit
 from myna.replay.episode import FieldEquals
@@ -115,3 +126,95 @@ def test_the_adapter_reports_what_the_model_cannot_hold(model: ServiceModel) -> 
         "state": "2",
     }
     assert data.tables["sys_user_group"]["a" * 32]["name"] == "Network"
+
+
+def _incident(number: str, day: int, **fields: Any) -> Incident:
+    state = fields.pop("state", IncidentState.CLOSED)
+    return Incident(
+        sys_id=stable_sys_id("incident", number),
+        number=number,
+        source_key=number,
+        line=day,
+        opened_at=datetime(2026, 1, day, 9, 0),
+        state=state,
+        **fields,
+    )
+
+
+def _history(*incidents: Incident) -> IncidentHistory:
+    groups = {g.sys_id: g for g in (Group(stable_sys_id("g", n), n, n) for n in ("Desk", "Net"))}
+    return IncidentHistory(
+        source="literal",
+        format="servicenow",
+        incidents=incidents,
+        users={},
+        groups=groups,
+        locations={},
+        cis={},
+        categories={},
+        problems={},
+        changes={},
+        memberships=frozenset(),
+    )
+
+
+DESK, NET = stable_sys_id("g", "Desk"), stable_sys_id("g", "Net")
+
+
+@pytest.mark.parametrize(
+    ("precedents", "expected"),
+    [
+        ([("network", NET), ("network", NET)], 1),
+        ([("network", NET), ("software", DESK)], 0),
+        ([("network", NET)], 0),
+        ([("software", DESK), ("software", DESK), ("network", NET)], 0),
+    ],
+    ids=["history-agrees", "history-split", "one-precedent", "history-disagrees"],
+)
+def test_triage_needs_history_that_handled_the_symptom_one_way(
+    precedents: list[tuple[str, str]], expected: int, model: ServiceModel
+) -> None:
+    earlier = [
+        _incident(f"INC000000{i}", i + 1, symptom="VPN down", category=c, assignment_group=g)
+        for i, (c, g) in enumerate(precedents)
+    ]
+    target = _incident(
+        "INC0000009",
+        9,
+        symptom="VPN down",
+        category="network",
+        assignment_group=NET,
+        impact=2,
+        urgency=1,
+        state=IncidentState.IN_PROGRESS,
+    )
+    made = generate(_history(*earlier, target), model).scenarios
+    triage = [s for s in made if s.kind == "triage" and s.episode.id.endswith("INC0000009")]
+    assert len(triage) == expected
+
+
+def test_reopen_routes_the_recurrence_only_where_history_moved_it(model: ServiceModel) -> None:
+    reopened_at = datetime(2026, 1, 3, 12, 0)
+    moved = (
+        Reassignment(datetime(2026, 1, 1, 9, 0), None, DESK, None, None, None, 1),
+        Reassignment(datetime(2026, 1, 4, 9, 0), DESK, NET, None, None, None, 2),
+    )
+    stayed = moved[:1]
+    reopening = (
+        Reopening(reopened_at, IncidentState.RESOLVED, IncidentState.IN_PROGRESS, None, 3),
+    )
+    history = _history(
+        _incident("INC0000001", 1, reassignments=moved, reopenings=reopening, assignment_group=NET),
+        _incident(
+            "INC0000002", 2, reassignments=stayed, reopenings=reopening, assignment_group=DESK
+        ),
+    )
+    made = {
+        s.episode.id: s.episode for s in generate(history, model).scenarios if s.kind == "reopen"
+    }
+    first, second = made["itsm-reopen-INC0000001"], made["itsm-reopen-INC0000002"]
+    assert first.environment.initial_world["incident"][0]["assignment_group"] == DESK
+    assert "assign it to Net" in first.problem.instruction
+    assert "assignment_group" in {c.name for c in first.verifier.checks}
+    assert "stays with Desk" in second.problem.instruction
+    assert "assignment_group" not in {c.name for c in second.verifier.checks}
