@@ -124,7 +124,7 @@ class AdminApi:
             info = store.fork_world(body.fork_of, world)
         else:
             info = store.create_world(world, from_snapshot=body.from_snapshot)
-        self.mock.ensure_world(world)
+        self.mock.note_world(world)
         return _ok(_world_json(info), status=201)
 
     def get_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
@@ -166,7 +166,7 @@ class AdminApi:
         result: dict[str, Any] = {"snapshot": snapshot}
         if body.world is not None:
             info = store.create_world(body.world, from_snapshot=snapshot)
-            self.mock.ensure_world(body.world)
+            self.mock.note_world(body.world)
             result["world"] = _world_json(info)
         return _ok(result, status=201)
 

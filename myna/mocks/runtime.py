@@ -27,6 +27,7 @@ from myna.mocks import behaviour, ids
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, compile_model
+from myna.mocks.extensions import PageCall, RenderCall, Route, RouteCall, WriteCall, extensions_for
 from myna.mocks.faults import FaultConfig, FaultState
 from myna.mocks.messages import MockRequest, MockResponse, Pairs
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
@@ -96,6 +97,7 @@ class Mock:
         self.router: Router[OperationContract] = Router()
         for contract in operations:
             self.router.add(contract.operation.method, contract.operation.path, contract)
+        self.extensions = extensions_for(model)
         # Seeded for repeatable runs; unseeded by default so processes sharing a database
         # never mint the same ids.
         self._random = random.Random(seed)
@@ -103,6 +105,7 @@ class Mock:
         self._logs: dict[str, CallLog] = {}
         self._log_capacity = call_log_capacity
         self._known_worlds: set[str] = set()
+        self._probe = next(iter(model.resources), None)
         self._lock = threading.Lock()
         self.ensure_world(DEFAULT_WORLD)
         from myna.mocks.admin import AdminApi
@@ -114,22 +117,36 @@ class Mock:
     # -- worlds, faults and logs (the admin API drives these) -------------------------------------
 
     def ensure_world(self, world: str) -> None:
-        if world in self._known_worlds:
+        """Create `world` unless it exists (the default world, at start-up)."""
+        if self.world_exists(world):
             return
-        if not any(info.id == world for info in self.store.worlds()):
-            # Another process may create it between our check and our insert.
-            with contextlib.suppress(ConflictError):
-                self.store.create_world(world)
+        # Another process may create it between our check and our insert.
+        with contextlib.suppress(ConflictError):
+            self.store.create_world(world)
+        self._known_worlds.add(world)
+
+    def note_world(self, world: str) -> None:
+        """Remember a world the admin API just created, so requests skip the existence check."""
         self._known_worlds.add(world)
 
     def world_exists(self, world: str) -> bool:
         if world in self._known_worlds:
             return True
-        # Another process sharing the database may have created it.
-        if any(info.id == world for info in self.store.worlds()):
+        # Another process sharing the database may have created it. A read in the world is one
+        # indexed lookup (the store raises NotFoundError for a missing world on the first read),
+        # where listing worlds would cost one row per world.
+        if self._probe is None:
+            found = any(info.id == world for info in self.store.worlds())
+        else:
+            try:
+                with self.store.transaction(world) as tx:
+                    tx.get(self._probe, "")
+                found = True
+            except NotFoundError:
+                found = False
+        if found:
             self._known_worlds.add(world)
-            return True
-        return False
+        return found
 
     def forget_world(self, world: str) -> None:
         with self._lock:
@@ -201,6 +218,10 @@ class Mock:
 
     def _dispatch(self, world: str, path: str, request: MockRequest) -> MockResponse:
         method = request.method.upper()
+        path = self.extensions.alias(path)
+        extra = self.extensions.route(method, path)
+        if extra is not None:
+            return self._extension_route(world, extra, request)
         matched = self.router.match(method, path)
         auth = self.model.conventions.auth
         if isinstance(matched, Match) and (
@@ -212,6 +233,12 @@ class Mock:
         principal = self.auth.principal(request.headers)
         if principal is None:
             return self.unauthorized()
+        if matched is None or (
+            isinstance(matched, Match) and matched.target.operation.kind == "other"
+        ):
+            refused = self.extensions.unrouted(self, request, path)
+            if refused is not None:
+                raise refused
         if matched is None:
             raise Rejection(404, f"no operation answers {method} {path}", detail="Invalid URL")
         if isinstance(matched, MethodMismatch):
@@ -237,6 +264,27 @@ class Mock:
             )
         return response
 
+    def _extension_route(
+        self, world: str, matched: Match[Route], request: MockRequest
+    ) -> MockResponse:
+        route = matched.target
+        principal = self.auth.principal(request.headers)
+        if route.authenticated and principal is None:
+            return self.unauthorized()
+
+        def serve(inner: MockRequest) -> MockResponse:
+            try:
+                return self._dispatch(world, inner.path, inner)
+            except Rejection as rejection:
+                return self.error_response(rejection)
+
+        if not route.transactional:
+            call = RouteCall(self, request, matched.params, world, principal, None, serve)
+            return route.handler(call)
+        with self.store.transaction(world) as tx:
+            call = RouteCall(self, request, matched.params, world, principal, tx, serve)
+            return route.handler(call)
+
     # -- operation kinds ----------------------------------------------------------------------
 
     def _list(
@@ -253,6 +301,13 @@ class Mock:
         renderer = self.renderers[resource.resource.name]
         base_url = request.base_url
         rendered = [renderer.render(record, base_url, query.fields) for record in records]
+        if self.extensions.renders:
+            rendered = [
+                self.extensions.render(
+                    RenderCall(self, resource, record, out, request, query.fields, tx)
+                )
+                for record, out in zip(records, rendered, strict=True)
+            ]
         offset = query.offset
         limit = query.limit
         has_next = limit is not None and offset + len(records) < total
@@ -263,7 +318,13 @@ class Mock:
         if pagination.total_header:
             headers.append((pagination.total_header, str(total)))
         if pagination.link_header and limit:
-            headers.append(("Link", _link_header(request, page, offset, limit, total)))
+            link = (
+                self.extensions.link_header(PageCall(request, limit, offset, total))
+                if self.extensions.links
+                else _link_header(request, page, offset, limit, total)
+            )
+            if link is not None:
+                headers.append(("Link", link))
         payload = wrap_list(rendered, conventions, total=total, next_url=next_url)
         return MockResponse(contract.success_status, headers, payload=payload)
 
@@ -278,7 +339,7 @@ class Mock:
         resource = _resource_of(contract)
         record = self._existing(contract, resource, params, tx)
         fields = _fields_param(request.query, resource)
-        return self._item(contract, resource, record, request, fields)
+        return self._item(contract, resource, record, request, fields, tx)
 
     def _create(
         self,
@@ -299,21 +360,15 @@ class Mock:
         for machine in resource.state_machines:
             if _empty(record.get(machine.field)) and machine.initial:
                 record[machine.field] = machine.initial[0]
-        record_id = self._mint_id(resource, tx)
-        record[spec.id_field] = record_id
-        for field in resource.server.minted:
-            if _empty(record.get(field.name)) and field.generator is not None:
-                record[field.name] = self._mint(resource, field.name, field.generator, tx)
-        stamp = self._stamp()
-        for name in (*resource.server.created_stamps, *resource.server.updated_stamps):
-            record[name] = stamp
-        for name in resource.server.counters:
-            record[name] = _typed(resource, name, 0)
-        for name in (*resource.server.created_by, *resource.server.updated_by):
-            record[name] = principal
+        record_id = self._fill_server_fields(resource, record, tx, principal)
+        write = WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
+        if self.extensions.writes:
+            self.extensions.before_write(write)
         self._enforce(contract, resource, None, record, sent, tx)
         tx.insert(spec.name, record_id, record)
-        return self._item(contract, resource, record, request, None)
+        if self.extensions.writes:
+            self.extensions.after_write(write)
+        return self._item(contract, resource, record, request, None, tx)
 
     def _update(
         self,
@@ -326,15 +381,20 @@ class Mock:
         resource = _resource_of(contract)
         before = self._existing(contract, resource, params, tx)
         sent = self._body(contract, resource, request)
-        if contract.operation.kind == "replace":
+        if contract.operation.kind == "replace" and not self.extensions.partial_put:
             after = self._replaced(resource, before, sent)
         else:
             after = {**before, **sent}
         self._touch(resource, before, after, principal)
+        write = WriteCall(self, resource, "update", before, after, sent, principal, tx, request)
+        if self.extensions.writes:
+            self.extensions.before_write(write)
         self._enforce(contract, resource, before, after, sent, tx)
         record_id = str(before[resource.resource.id_field])
         tx.update(resource.resource.name, record_id, after)
-        return self._item(contract, resource, after, request, None)
+        if self.extensions.writes:
+            self.extensions.after_write(write)
+        return self._item(contract, resource, after, request, None, tx)
 
     def _delete(
         self,
@@ -346,10 +406,15 @@ class Mock:
     ) -> MockResponse:
         resource = _resource_of(contract)
         record = self._existing(contract, resource, params, tx)
+        write = WriteCall(self, resource, "delete", record, record, {}, principal, tx, request)
+        if self.extensions.writes:
+            self.extensions.before_write(write)
         tx.delete(resource.resource.name, str(record[resource.resource.id_field]))
+        if self.extensions.writes:
+            self.extensions.after_write(write)
         if contract.success_status == 204:
             return MockResponse(204, [])
-        return self._item(contract, resource, record, request, None)
+        return self._item(contract, resource, record, request, None, tx)
 
     def _action(
         self,
@@ -382,7 +447,7 @@ class Mock:
         tx.update(resource.resource.name, str(before[resource.resource.id_field]), after)
         if contract.success_status == 204:
             return MockResponse(204, [])
-        return self._item(contract, resource, after, request, None)
+        return self._item(contract, resource, after, request, None, tx)
 
     def _query(
         self,
@@ -480,6 +545,8 @@ class Mock:
         status = contract.error_status
         value = parse_json_body(request.body, status=status, max_bytes=self.max_body_bytes)
         body = coerce_scalars(require_object(value, status=status), resource.stringly)
+        if self.extensions.ignore_unknown_fields:
+            body = {name: value for name, value in body.items() if name in resource.resource.fields}
         if contract.request_validator is not None:
             validate_request(contract.request_validator, body, status=status)
         refused = [name for name in body if name in resource.refused_on_write]
@@ -534,7 +601,9 @@ class Mock:
         write = behaviour.Write(resource.resource, before, after, sent)
 
         def exists(target: str, record_id: str) -> bool:
-            return tx.get(target, record_id) is not None
+            # A reference into a table the model does not serve cannot be checked; refusing it
+            # would refuse every record the real service accepts.
+            return target not in self.resources or tx.get(target, record_id) is not None
 
         for violation in _violations(write, resource, exists):
             status = contract.error_status if violation.status == 400 else violation.status
@@ -547,8 +616,13 @@ class Mock:
         record: Record,
         request: MockRequest,
         fields: tuple[str, ...] | None,
+        tx: Transaction,
     ) -> MockResponse:
         rendered = self.renderers[resource.resource.name].render(record, request.base_url, fields)
+        if self.extensions.renders:
+            rendered = self.extensions.render(
+                RenderCall(self, resource, record, rendered, request, fields, tx)
+            )
         payload = wrap_item(rendered, self.model.conventions)
         headers: Pairs = [_JSON]
         if contract.operation.kind == "create" and resource.resource.item_path:
@@ -558,6 +632,39 @@ class Mock:
                 record_id = record[resource.resource.id_field]
                 headers.append(("Location", f"{request.base_url}{before}{record_id}{after}"))
         return MockResponse(contract.success_status, headers, payload=payload)
+
+    def insert_record(
+        self, tx: Transaction, resource_name: str, values: Record, principal: str
+    ) -> Record:
+        """Store a record the service writes itself (an audit row, an attachment): id, numbers,
+        stamps and counters are filled in as on create; no validation or behaviour rules."""
+        resource = self.resources[resource_name]
+        record = dict(values)
+        record_id = self._fill_server_fields(resource, record, tx, principal)
+        tx.insert(resource_name, record_id, record)
+        return record
+
+    def _fill_server_fields(
+        self, resource: ResourceContract, record: Record, tx: Transaction, principal: str
+    ) -> str:
+        """Mint the id and numbers and stamp a new record; returns its id."""
+        record_id = self._mint_id(resource, tx)
+        record[resource.resource.id_field] = record_id
+        for field in resource.server.minted:
+            if _empty(record.get(field.name)) and field.generator is not None:
+                record[field.name] = self._mint(resource, field.name, field.generator, tx)
+        stamp = self._stamp()
+        for name in (*resource.server.created_stamps, *resource.server.updated_stamps):
+            record[name] = stamp
+        for name in resource.server.counters:
+            record[name] = _typed(resource, name, 0)
+        for name in (*resource.server.created_by, *resource.server.updated_by):
+            record[name] = principal
+        return record_id
+
+    def stamp(self) -> str:
+        """Now, in the service's timestamp format."""
+        return self._stamp()
 
     def _stamp(self) -> str:
         # Stamps have one-second resolution, so a busy mock formats each second once.
@@ -662,6 +769,10 @@ class Mock:
     # -- responses outside the happy path -----------------------------------------------------
 
     def error_response(self, rejection: Rejection) -> MockResponse:
+        if rejection.body is not None:
+            return MockResponse(
+                rejection.status, [_JSON, *rejection.headers], payload=rejection.body
+            )
         body, headers = error_body(self.model, rejection)
         return MockResponse(rejection.status, [_JSON, *headers], payload=body)
 
@@ -868,7 +979,11 @@ def _with_offset(pairs: Pairs, paging: _Paging, offset: int) -> str:
     return urlencode(out)
 
 
-def _link_header(request: MockRequest, paging: _Paging, offset: int, limit: int, total: int) -> str:
+def _link_header(
+    request: MockRequest, paging: _Paging, offset: int, limit: int, total: int
+) -> str | None:
+    if offset == 0 and total <= limit:
+        return None  # one page holds every row: there is nowhere to go
     base = f"{request.base_url}{request.path}"
     last = max(((total - 1) // limit) * limit, 0) if limit else 0
     links = [(0, "first")]
