@@ -27,7 +27,10 @@ from myna.schemas.model import (
 
 Validator: TypeAlias = SchemaCheck
 
-_CREATE_STAMP = re.compile(r"(creat|open|insert)", re.IGNORECASE)
+# Name parts start a word: `reopened_time` is not an opening stamp, `dateCreated` is a creation.
+_WORD = r"(?:^|_|(?<=[a-z])(?=[A-Z]))"
+_CREATE_STAMP = re.compile(_WORD + r"(?i:creat|open|insert)")
+_UPDATE_STAMP = re.compile(_WORD + r"(?i:updat|modif|modstamp)")
 _COUNTER = re.compile(r"(mod_?count|version|revision)$", re.IGNORECASE)
 _CREATED_BY = re.compile(r"creat\w*_by$", re.IGNORECASE)
 _UPDATED_BY = re.compile(r"(updat|modifi)\w*_by$", re.IGNORECASE)
@@ -362,9 +365,13 @@ def _server_fields(resource: Resource) -> ServerFields:
             continue
         if not spec.server_generated:
             continue
-        is_timestamp = spec.schema_.get("format") in ("date-time", "date")
-        if is_timestamp:
-            (created if spec.immutable or _CREATE_STAMP.search(name) else updated).append(name)
+        if _is_timestamp(spec.schema_):
+            # Any other server timestamp (resolved_at, closed_at) marks a business event that
+            # the service's rules set; stamping it on every write would invent that event.
+            if spec.immutable or _CREATE_STAMP.search(name):
+                created.append(name)
+            elif _UPDATE_STAMP.search(name):
+                updated.append(name)
         elif _COUNTER.search(name):
             counters.append(name)
         elif _CREATED_BY.search(name):
@@ -378,6 +385,18 @@ def _server_fields(resource: Resource) -> ServerFields:
         counters=tuple(counters),
         created_by=tuple(created_by),
         updated_by=tuple(updated_by),
+    )
+
+
+def _is_timestamp(schema: JsonSchema) -> bool:
+    """A date or date-time, also when learned as one branch of a union (ServiceNow sends a
+    timestamp as a string, or as {display_value, value} when asked for display values)."""
+    if schema.get("format") in ("date-time", "date"):
+        return True
+    branches = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+    return any(
+        isinstance(branch, dict) and branch.get("format") in ("date-time", "date")
+        for branch in branches
     )
 
 

@@ -7,6 +7,8 @@ store transaction also rolls back every write the request made.
 
 from __future__ import annotations
 
+from typing import Any
+
 from myna.errors import MockError
 
 
@@ -24,12 +26,15 @@ class Rejection(MockError):
         fields: tuple[str, ...] = (),
         code: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
+        body: Any = None,
     ) -> None:
         self.status = status
         self.detail = detail if detail is not None else message
         self.fields = fields
         self.code = code if code is not None else _default_code(status)
         self.headers = headers
+        # A body the service answers verbatim instead of its error template (an OAuth refusal).
+        self.body = body
         super().__init__(message, status=status, field=", ".join(fields) or None)
 
 

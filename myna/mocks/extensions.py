@@ -1,0 +1,237 @@
+"""Service extensions: protocol a model opts into by name because no learned fact can say it.
+
+A service model describes records, operations and rules; the generic runtime serves any of them.
+A few services add protocol of their own on top (ServiceNow's display values, its batch endpoint,
+its audit trail written beside every change). An `Extension` bundles that protocol as optional
+hooks the runtime calls at fixed points, and a model lists the extensions it wants by name
+(`ServiceModel.extensions`), so the runtime itself stays free of any one service's rules.
+
+The hooks, in the order a request meets them:
+
+- `aliases`: path prefixes that name the same resources (`/api/now/v2/table/` is `/api/now/table/`);
+- `routes`: endpoints the model's operations cannot express, tried before the model's own;
+- `unrouted`: the service's answer to a path no operation serves (ServiceNow's "Invalid table");
+- `before_write` / `after_write`: on create, update and delete, inside the request's transaction:
+  derive fields into `WriteCall.after`, refuse with a `Rejection`, or write side-effect records;
+- `render`: rewrite one rendered record given the request's parameters (display values);
+- `link_header`: the service's own `Link` header for a list page.
+
+The registry is a dict plus `register_extension`; duplicates raise.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from myna.errors import MockError, ModelError
+from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.rejection import Rejection
+from myna.mocks.router import Match, Router
+from myna.mocks.store import Record, Transaction
+
+if TYPE_CHECKING:
+    from myna.mocks.contract import ResourceContract
+    from myna.mocks.runtime import Mock
+    from myna.schemas.model import ServiceModel
+
+__all__ = [
+    "EXTENSIONS",
+    "Extension",
+    "Extensions",
+    "PageCall",
+    "RenderCall",
+    "Route",
+    "RouteCall",
+    "WriteCall",
+    "extensions_for",
+    "register_extension",
+]
+
+WriteKind = Literal["create", "update", "delete"]
+
+
+@dataclass(frozen=True, slots=True)
+class RouteCall:
+    """What an extension route's handler is given. `tx` is None for a non-transactional route
+    (one that serves other requests through `serve`, as a batch endpoint does)."""
+
+    mock: Mock
+    request: MockRequest
+    params: dict[str, str]
+    world: str
+    principal: str | None
+    tx: Transaction | None
+    serve: Callable[[MockRequest], MockResponse]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    method: str
+    path: str
+    handler: Callable[[RouteCall], MockResponse]
+    authenticated: bool = True
+    transactional: bool = True
+
+
+@dataclass(slots=True)
+class WriteCall:
+    """One write about to be stored (`before_write`) or just stored (`after_write`).
+
+    `before` is None on create; on delete `after` is the record as it was. Hooks change `after`
+    in place to derive fields, raise `Rejection` to refuse (the transaction rolls back), and
+    write other records through `tx` (`Mock.insert_record` mints and stamps them).
+    """
+
+    mock: Mock
+    resource: ResourceContract
+    kind: WriteKind
+    before: Record | None
+    after: Record
+    sent: dict[str, Any]
+    principal: str
+    tx: Transaction
+    request: MockRequest
+
+
+@dataclass(frozen=True, slots=True)
+class RenderCall:
+    """One record as stored and as the runtime rendered it, for a hook to rewrite."""
+
+    mock: Mock
+    resource: ResourceContract
+    record: Record
+    rendered: dict[str, Any]
+    request: MockRequest
+    fields: tuple[str, ...] | None
+    tx: Transaction
+
+
+@dataclass(frozen=True, slots=True)
+class PageCall:
+    """A list page, for a service's own `Link` header."""
+
+    request: MockRequest
+    limit: int
+    offset: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Extension:
+    """A named bundle of hooks; every hook is optional."""
+
+    name: str
+    routes: tuple[Route, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
+    partial_put: bool = False  # PUT changes only the fields sent, as PATCH does
+    ignore_unknown_fields: bool = False  # body fields the resource lacks are dropped, not refused
+    unrouted: Callable[[Mock, MockRequest, str], Rejection | None] | None = None
+    before_write: Callable[[WriteCall], None] | None = None
+    after_write: Callable[[WriteCall], None] | None = None
+    render: Callable[[RenderCall], dict[str, Any]] | None = None
+    link_header: Callable[[PageCall], str | None] | None = None
+
+
+EXTENSIONS: dict[str, Extension] = {}
+"""Every registered extension, by name."""
+
+# Extensions that ship with Myna register themselves when their module is imported; a model
+# naming one must not depend on someone having imported it first.
+_BUILTIN_MODULES = {"servicenow": "myna.mocks.backends.itsm.extension"}
+
+
+def register_extension(extension: Extension) -> None:
+    """Add an extension; a second one with the same name is a mistake and raises."""
+    if extension.name in EXTENSIONS:
+        raise MockError(f"an extension named {extension.name!r} is already registered")
+    EXTENSIONS[extension.name] = extension
+
+
+def extensions_for(model: ServiceModel) -> Extensions:
+    """The extensions `model` opts into, in the order it lists them."""
+    chosen: list[Extension] = []
+    for name in model.extensions:
+        if name not in EXTENSIONS and name in _BUILTIN_MODULES:
+            importlib.import_module(_BUILTIN_MODULES[name])
+        if name not in EXTENSIONS:
+            known = ", ".join(sorted({*EXTENSIONS, *_BUILTIN_MODULES})) or "none"
+            raise ModelError(
+                f"the model asks for extension {name!r}, which is not registered; there are: "
+                f"{known}",
+                path=f"{model.name}.extensions",
+            )
+        chosen.append(EXTENSIONS[name])
+    return Extensions(tuple(chosen))
+
+
+class Extensions:
+    """A model's extensions composed: what the runtime calls, one method per hook."""
+
+    def __init__(self, chosen: tuple[Extension, ...]) -> None:
+        self.chosen = chosen
+        self.router: Router[Route] = Router()
+        for extension in chosen:
+            for route in extension.routes:
+                self.router.add(route.method, route.path, route)
+        self._aliases = tuple(alias for extension in chosen for alias in extension.aliases)
+        self.partial_put = any(extension.partial_put for extension in chosen)
+        self.ignore_unknown_fields = any(extension.ignore_unknown_fields for extension in chosen)
+        self._unrouted = tuple(e.unrouted for e in chosen if e.unrouted is not None)
+        self._before = tuple(e.before_write for e in chosen if e.before_write is not None)
+        self._after = tuple(e.after_write for e in chosen if e.after_write is not None)
+        self._render = tuple(e.render for e in chosen if e.render is not None)
+        self._links = tuple(e.link_header for e in chosen if e.link_header is not None)
+        # The runtime skips the per-record hooks entirely when no extension has one.
+        self.renders = bool(self._render)
+        self.writes = bool(self._before or self._after)
+        self.links = bool(self._links)
+
+    def alias(self, path: str) -> str:
+        for prefix, target in self._aliases:
+            if path.startswith(prefix):
+                return target + path[len(prefix) :]
+        return path
+
+    def route(self, method: str, path: str) -> Match[Route] | None:
+        if not self.chosen:
+            return None
+        matched = self.router.match(method, path)
+        return matched if isinstance(matched, Match) else None
+
+    def unrouted(self, mock: Mock, request: MockRequest, path: str) -> Rejection | None:
+        for hook in self._unrouted:
+            rejection = hook(mock, request, path)
+            if rejection is not None:
+                return rejection
+        return None
+
+    def before_write(self, call: WriteCall) -> None:
+        for hook in self._before:
+            hook(call)
+
+    def after_write(self, call: WriteCall) -> None:
+        for hook in self._after:
+            hook(call)
+
+    def render(self, call: RenderCall) -> dict[str, Any]:
+        rendered = call.rendered
+        for hook in self._render:
+            rendered = hook(
+                RenderCall(
+                    call.mock,
+                    call.resource,
+                    call.record,
+                    rendered,
+                    call.request,
+                    call.fields,
+                    call.tx,
+                )
+            )
+        return rendered
+
+    def link_header(self, call: PageCall) -> str | None:
+        """The first extension's Link header (only call when `links` is true)."""
+        return self._links[0](call)
