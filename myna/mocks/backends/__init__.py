@@ -96,3 +96,11 @@ register_backend(
         package="myna.mocks.backends.crm",
     )
 )
+
+register_backend(
+    Backend(
+        name="erp",
+        title="ERP (procure to pay, REST JSON)",
+        package="myna.mocks.backends.erp",
+    )
+)

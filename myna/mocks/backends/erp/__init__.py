@@ -1,0 +1,1 @@
+"""The built-in ERP-like (procure-to-pay) back end: corpus, reference service, rules, model."""
