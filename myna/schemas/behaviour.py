@@ -33,10 +33,19 @@ def state_paths(shape: Shape) -> list[str]:
 
 
 def _distinct_states(shape: Shape, path: str) -> int:
-    shape = shape.at(path)
-    if shape.ints and shape.min_num is not None and shape.max_num is not None:
-        return int(shape.max_num - shape.min_num) + 1
-    return len([value for value in shape.values if value != ""])
+    return len(_states(shape.at(path)))
+
+
+def state_values(shape: Shape) -> set[str]:
+    """The coded states seen in a status field's shape (plain values and display pairs)."""
+    return set(_states(shape))
+
+
+def _pair(shape: Shape) -> Shape | None:
+    """The `value` of ServiceNow display-value pairs `{"display_value", "value"}`, if any."""
+    if shape.objects and "display_value" in shape.props:
+        return shape.props.get("value")
+    return None
 
 
 def _state_paths(shape: Shape) -> list[str]:
@@ -54,23 +63,30 @@ def _state_paths(shape: Shape) -> list[str]:
 def _state_paths_at(path: str, shape: Shape, depth: int) -> Iterator[str]:
     name = path.rsplit(".", 1)[-1]
     if STATE_NAMES.match(name):
+        # The field itself holds the state, as a plain value or as ServiceNow's display-value
+        # pair {"value": "6", "display_value": "Resolved"} (sysparm_display_value=all).
         if _is_state_leaf(shape):
             yield path
             return
-        # A status object: Jira's {"name": "Done", ...}, or ServiceNow's display-value pair
-        # {"value": "6", "display_value": "Resolved"} (sysparm_display_value=all).
-        for key in ("value", "name"):
-            inner = shape.props.get(key)
-            if shape.objects and inner is not None and _is_state_leaf(inner):
-                yield f"{path}.{key}"
-                return
+        # A status object: Jira's {"name": "Done", "id": "10430", ...}.
+        named = shape.props.get("name")
+        if shape.objects and named is not None and _is_state_leaf(named):
+            yield f"{path}.name"
+            return
     if depth < 1 and shape.objects:
         for key, child in sorted(shape.props.items()):
             yield from _state_paths_at(f"{path}.{key}", child, depth + 1)
 
 
 def _is_state_leaf(shape: Shape) -> bool:
-    if shape.overflow or shape.objects or shape.arrays or shape.floats:
+    pair = _pair(shape)
+    if pair is not None:
+        shape = pair if not shape.strings else shape
+        if shape is not pair and not _is_state_leaf(pair):
+            return False
+    elif shape.objects:
+        return False
+    if shape.overflow or shape.arrays or shape.floats:
         return False
     if shape.ints:
         return (
@@ -92,6 +108,9 @@ def value_at(record: Any, path: str) -> Any:
 
 
 def state_key(value: Any) -> str | None:
+    """A state as a string; a display-value pair counts as its `value`."""
+    if isinstance(value, dict) and "display_value" in value:
+        value = value.get("value")
     if value is None or value == "" or isinstance(value, (dict, list)):
         return None
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -146,10 +165,8 @@ class Observations:
 
     def note_label(self, record: dict[str, Any], path: str) -> None:
         """Remember `{"value": "6", "display_value": "Resolved"}` as a label of state 6."""
-        if not path.endswith(".value"):
-            return
-        pair = value_at(record, path[: -len(".value")])
-        if isinstance(pair, dict):
+        pair = value_at(record, path)
+        if isinstance(pair, dict) and "display_value" in pair:
             code, shown = state_key(pair.get("value")), pair.get("display_value")
             if code is not None and isinstance(shown, str) and shown and shown != code:
                 self.labels.setdefault(path, {})[code] = shown
@@ -259,9 +276,13 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
 
 
 def _states(shape: Shape) -> list[str]:
+    pair = _pair(shape)
+    paired = set(_states(pair)) if pair is not None else set()
     if shape.ints and shape.min_num is not None and shape.max_num is not None and not shape.strings:
-        return [str(value) for value in range(int(shape.min_num), int(shape.max_num) + 1)]
-    return sorted((value for value in shape.values if value != ""), key=_state_order)
+        numbers = range(int(shape.min_num), int(shape.max_num) + 1)
+        return sorted(paired | {str(value) for value in numbers}, key=_state_order)
+    plain = {value for value in shape.values if value != ""}
+    return sorted(plain | paired, key=_state_order)
 
 
 def _state_order(state: str) -> tuple[int, int, str]:

@@ -789,10 +789,7 @@ class ServiceLearner:
     def _behaviour(self, resources: dict[str, Resource]) -> None:
         paths = {name: behaviour.state_paths(self.records[name]) for name in resources}
         states = {
-            name: {
-                path: {value for value in self.records[name].at(path).values if value != ""}
-                for path in found
-            }
+            name: {path: behaviour.state_values(self.records[name].at(path)) for path in found}
             for name, found in paths.items()
         }
         seen = {name: behaviour.Observations() for name in resources}

@@ -597,7 +597,7 @@ def test_display_value_pairs_give_state_labels() -> None:
     [model] = learn([session(exchange("GET", f"{SN}/incident", 200, {"result": listing}))])
 
     [machine] = model.resources["incident"].state_machines
-    assert machine.field == "state.value"
+    assert machine.field == "state"
     assert machine.states == ["1", "6"]
     assert machine.labels == {"1": "New", "6": "Resolved"}
 
@@ -615,3 +615,26 @@ def test_tool_calls_beside_http_traffic_get_a_model_of_their_own() -> None:
     models = learn([Session(id="mixed", events=events)], service="itsm")
 
     assert [model.name for model in models] == ["itsm", "itsm-tools"]
+
+
+def test_plain_and_display_value_records_share_one_state_machine() -> None:
+    item = f"{SN}/incident/{HEX[1]}"
+    plain = {"sys_id": HEX[1], "state": "1"}
+    shown = {"sys_id": HEX[1], "state": {"display_value": "Resolved", "value": "6"}}
+    [model] = learn(
+        [
+            session(
+                exchange(
+                    "GET", f"{SN}/incident", 200, {"result": [plain, {**plain, "sys_id": HEX[2]}]}
+                ),
+                exchange("PATCH", item, 200, {"result": shown}, request={"state": "6"}),
+            )
+        ]
+    )
+
+    [machine] = model.resources["incident"].state_machines
+    assert machine.field == "state"
+    assert [(t.source, t.target, t.operation) for t in machine.transitions] == [
+        ("1", "6", "update_incident")
+    ]
+    assert machine.labels == {"6": "Resolved"}
