@@ -434,3 +434,60 @@ def test_short_random_ids_do_not_repeat() -> None:
     )
     data = generate(model, seed=1, records=300)
     assert len({record_id for _, record_id, _ in data.records}) == 300
+
+
+# --- any model: values fit their schemas ------------------------------------------------------
+
+LEAF_SCHEMAS = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "string", "format": "email"},
+        {"type": "string", "format": "uri"},
+        {"type": "string", "format": "date-time"},
+        {"type": "string", "format": "date"},
+        {"type": "string", "format": "uuid"},
+        {"type": "string", "format": "ipv4"},
+        {"type": "string", "minLength": 12, "maxLength": 16},
+        {"type": "string", "enum": ["low", "high"]},
+        {"type": "integer", "minimum": -3, "maximum": 3},
+        {"type": "integer"},
+        {"type": "number", "minimum": 0.5, "maximum": 0.75},
+        {"type": "boolean"},
+        {"type": ["string", "null"]},
+    ]
+)
+SCHEMAS = st.recursive(
+    LEAF_SCHEMAS,
+    lambda inner: st.one_of(
+        st.builds(lambda items: {"type": "array", "items": items, "maxItems": 3}, inner),
+        st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, min_size=1).map(
+            lambda props: {"type": "object", "properties": props, "required": sorted(props)}
+        ),
+    ),
+    max_leaves=4,
+)
+FIELD_NAMES = st.sampled_from(
+    ["name", "email", "city", "title", "description", "phone", "count", "flag", "x", "due_date"]
+)
+
+
+@given(
+    fields=st.dictionaries(FIELD_NAMES, SCHEMAS, min_size=1, max_size=6),
+    seed_value=st.integers(0, 1000),
+)
+@settings(max_examples=40, deadline=None)
+def test_generated_values_fit_any_fields_schema(
+    fields: dict[str, dict[str, Any]], seed_value: int
+) -> None:
+    resource = Resource(
+        name="thing",
+        id_field="id",
+        id_format=IdFormat(kind="uuid"),
+        fields={name: FieldSpec(name=name, schema=schema) for name, schema in fields.items()},
+    )
+    model = ServiceModel(name="m", resources={"thing": resource})
+    checker = Draft202012Validator.FORMAT_CHECKER
+    for record in records_of(generate(model, seed=seed_value, records=5), "thing"):
+        for name, schema in fields.items():
+            if name in record:
+                Draft202012Validator(schema, format_checker=checker).validate(record[name])
