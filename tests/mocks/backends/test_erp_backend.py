@@ -5,7 +5,6 @@ which the pinned life cycles hold. Rules that need the ERP extension are strict 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -116,7 +115,7 @@ def test_the_pinned_life_cycles_are_the_rule_tables(
     (machine,) = [m for m in shipped.resources[resource].state_machines if m.field == field]
     accepted = {(t.source, t.target) for t in machine.transitions if t.operation}
     assert accepted == {(s, target) for sources, target in table.values() for s in sources}
-    for action, (sources, target) in table.items():
+    for action, (_, target) in table.items():
         effects = shipped.operation(f"{action}_{resource}").effects
         assert (effects[0].field, effects[0].value) == (field, target)
     assert all(refused.status == 409 for refused in machine.refused)
@@ -187,11 +186,11 @@ def test_the_shipped_back_end_answers_95_percent_of_its_own_corpus(
 
 
 @pytest.fixture
-def client(shipped: ServiceModel) -> Iterator[MockClient]:
+def client(shipped: ServiceModel) -> MockClient:
     store = SqlStore(shipped, "sqlite://")
     snapshot = seed(shipped, store, seed=0, records=5)
     store.create_world("default", from_snapshot=snapshot)
-    yield MockClient(Mock(shipped, store, seed=0), headers=TOKEN, world="default")
+    return MockClient(Mock(shipped, store, seed=0), headers=TOKEN, world="default")
 
 
 def call(client: MockClient, method: str, path: str, body: Any = None) -> tuple[int, Any]:

@@ -159,7 +159,7 @@ def test_only_a_matched_invoice_is_scheduled_then_paid(
 
 
 def test_check_raises_the_first_violation_with_its_status_code_and_field() -> None:
-    with pytest.raises(Refused, match="a buyer may approve up to 5000.00") as raised:
+    with pytest.raises(Refused, match=r"a buyer may approve up to 5000\.00") as raised:
         check([has_lines(ORDER), approval_limit(Decimal("6000"), "buyer")])
     assert (raised.value.status, raised.value.code, raised.value.field_name) == (
         403,

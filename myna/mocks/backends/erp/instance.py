@@ -491,7 +491,7 @@ def _invoice(erp: Erp, sent: Row) -> Row:
         "vendor_invoice_number": _string(sent, "vendor_invoice_number"),
         "invoice_date": day.isoformat(),
         "lines": lines,
-        "total": money(sum((Decimal(line["amount"]) for line in lines), Decimal(0))),
+        "total": money(sum((Decimal(str(line["amount"])) for line in lines), Decimal(0))),
         "match_status": "unmatched" if exceptions else "matched",
         "match_exceptions": exceptions,
         "payment_status": "blocked" if exceptions else "unpaid",
