@@ -13,25 +13,14 @@ This is not the mock. The mock is learned from the traffic written here; this fi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from myna.mocks.backends.erp import rules
-from myna.mocks.backends.erp.rules import (
-    PAYMENT_ACTIONS,
-    PERIOD_ACTIONS,
-    PO_ACTIONS,
-    REQUISITION_ACTIONS,
-    OrderLine,
-    Period,
-    Quantity,
-    Refused,
-    money,
-)
+from myna.mocks.backends.erp import documents
+from myna.mocks.backends.erp.rules import Period, Refused
 from myna.traces.model import Body, Pairs
 
 Row = dict[str, Any]
@@ -96,14 +85,6 @@ COLLECTIONS: Final[Mapping[str, Collection]] = {
         ),
         Collection("accounting-periods", "PER", ("code",), (), False),
     )
-}
-
-# Which action each collection offers, with its transition table and status field.
-ACTIONS: Final[Mapping[str, tuple[Mapping[str, tuple[tuple[str, ...], str]], str]]] = {
-    "purchase-orders": (PO_ACTIONS, "status"),
-    "purchase-requisitions": (REQUISITION_ACTIONS, "status"),
-    "vendor-invoices": (PAYMENT_ACTIONS, "payment_status"),
-    "accounting-periods": (PERIOD_ACTIONS, "status"),
 }
 
 # Fields holding ids of other collections' records.
@@ -188,7 +169,11 @@ class Erp:
             if method == "DELETE" and collection.deletable:
                 self._delete(collection, row)
                 return Reply(204, Body())
-        elif method == "POST" and parts[0] in ACTIONS and parts[2] in ACTIONS[parts[0]][0]:
+        elif (
+            method == "POST"
+            and parts[0] in documents.ACTIONS
+            and parts[2] in documents.ACTIONS[parts[0]][0]
+        ):
             row = self._get(collection, parts[1])
             return json_reply(200, self._act(collection, row, parts[2], _object(request)))
         raise Refused(405, "method_not_allowed", f"{method} is not allowed on {request.path}")
@@ -239,8 +224,7 @@ class Erp:
         if missing:
             raise Refused(422, "required", f"{missing[0]} is required", missing[0])
         self._check_references(collection, sent)
-        build = BUILDERS[collection.name]
-        row = build(self, sent)
+        row = documents.build(self, collection.name, sent)
         row = {
             "id": self._mint(collection),
             **row,
@@ -249,40 +233,23 @@ class Erp:
         }
         self.records[collection.name][row["id"]] = row
         if collection.name == "goods-receipts":
-            self._receive(row)
+            order = self.records["purchase-orders"][row["purchase_order"]]
+            order.update(documents.received(order, row), updated_at=self._stamp())
         return row
 
     def _update(self, collection: Collection, row: Row, sent: Row) -> Row:
         for name in sent:
             if name not in collection.writable:
                 raise Refused(422, "read_only", f"{name} cannot be changed", name)
-        if (
-            collection.name in ("purchase-orders", "purchase-requisitions")
-            and row["status"] != "draft"
-        ):
-            raise Refused(
-                409,
-                "not_editable",
-                f"only a draft can change; this one is {row['status']}",
-                "status",
-            )
+        documents.editable(collection.name, row, "change")
         self._check_references(collection, sent)
         merged = {**row, **sent}
-        rebuilt = BUILDERS[collection.name](self, merged)
+        rebuilt = documents.build(self, collection.name, merged)
         row.update(rebuilt, updated_at=self._stamp())
         return row
 
     def _delete(self, collection: Collection, row: Row) -> None:
-        if (
-            collection.name in ("purchase-orders", "purchase-requisitions")
-            and row["status"] != "draft"
-        ):
-            raise Refused(
-                409,
-                "not_deletable",
-                f"only a draft can be deleted; this one is {row['status']}",
-                "status",
-            )
+        documents.editable(collection.name, row, "be deleted")
         for other, fields in REFERENCES.items():
             for name, target in fields.items():
                 if target == collection.name and any(
@@ -300,37 +267,13 @@ class Erp:
                 )
 
     def _act(self, collection: Collection, row: Row, action: str, sent: Row) -> Row:
-        actions, status_field = ACTIONS[collection.name]
-        if collection.name == "vendor-invoices":
-            rules.check([rules.payable(row["payment_status"], action)])
-        else:
-            rules.check([rules.transition(actions, action, row[status_field], status_field)])
-        if collection.name == "purchase-orders" and action == "submit":
-            rules.check([rules.has_lines(_order_lines(row))])
-        if action == "approve":
-            role = sent.get("role")
-            if not isinstance(role, str):
-                raise Refused(422, "required", "role is required", "role")
-            rules.check([rules.approval_limit(Decimal(row["total"]), role)])
-            row["approved_by_role"] = role
-            row["approved_at"] = self._stamp()
-        if collection.name == "accounting-periods":
-            row["closed_at"] = self._stamp() if action == "close" else None
-        if collection.name == "vendor-invoices" and action == "pay":
-            row["paid_at"] = self._stamp()
-        row[status_field] = actions[action][1]
-        row["updated_at"] = self._stamp()
+        row.update(documents.act(collection.name, action, row, sent, self._stamp()))
         return row
 
-    def _receive(self, receipt: Row) -> None:
-        order = self.records["purchase-orders"][receipt["purchase_order"]]
-        for entry in receipt["lines"]:
-            for line in order["lines"]:
-                if line["line"] == entry["line"]:
-                    line["received_quantity"] += entry["quantity"]
-        complete = all(line["received_quantity"] == line["quantity"] for line in order["lines"])
-        order["status"] = "received" if complete else "partially_received"
-        order["updated_at"] = self._stamp()
+    # -- the view of the world that building records needs (documents.Lookup) ----------------
+
+    def record(self, collection: str, record_id: str) -> Row | None:
+        return self.records[collection].get(record_id)
 
     def periods(self) -> list[Period]:
         return [
@@ -338,209 +281,8 @@ class Erp:
             for row in self.records["accounting-periods"].values()
         ]
 
-
-# -- building each collection's record from what was sent (shared by create and PATCH) -------
-
-
-def _vendor(erp: Erp, sent: Row) -> Row:
-    return {
-        "name": _string(sent, "name"),
-        "tax_id": _string(sent, "tax_id"),
-        "email": sent.get("email"),
-        "currency": sent.get("currency") or "USD",
-        "payment_terms": _choice(sent, "payment_terms", ("net15", "net30", "net60"), "net30"),
-        "status": _choice(sent, "status", ("active", "inactive"), "active"),
-    }
-
-
-def _item(erp: Erp, sent: Row) -> Row:
-    return {
-        "sku": _string(sent, "sku"),
-        "name": _string(sent, "name"),
-        "unit_of_measure": _choice(sent, "unit_of_measure", ("each", "box", "hour", "kg"), "each"),
-        "unit_price": money(_amount(sent.get("unit_price"), "unit_price")),
-    }
-
-
-def _priced_lines(erp: Erp, sent: Row, received: bool) -> tuple[list[Row], str]:
-    lines = sent.get("lines")
-    if not isinstance(lines, list):
-        raise Refused(422, "invalid", "lines is a list of {item, quantity, unit_price?}", "lines")
-    out: list[Row] = []
-    for number, entry in enumerate(lines, start=1):
-        where = f"lines[{number - 1}]"
-        if not isinstance(entry, dict):
-            raise Refused(422, "invalid", f"{where} is an object", where)
-        item = erp.records["items"].get(str(entry.get("item")))
-        if item is None:
-            raise Refused(422, "invalid_reference", f"{where}.item names no item", f"{where}.item")
-        quantity = _quantity(entry.get("quantity"), f"{where}.quantity")
-        price = _amount(entry.get("unit_price", item["unit_price"]), f"{where}.unit_price")
-        line: Row = {
-            "line": number,
-            "item": item["id"],
-            "description": entry.get("description") or item["name"],
-            "quantity": quantity,
-            "unit_price": money(price),
-            "amount": money(price * quantity),
-        }
-        if received:
-            line["received_quantity"] = entry.get("received_quantity", 0)
-        out.append(line)
-    total = sum((Decimal(line["amount"]) for line in out), Decimal(0))
-    return out, money(total)
-
-
-def _requisition(erp: Erp, sent: Row) -> Row:
-    lines, total = _priced_lines(erp, sent, received=False)
-    return {
-        "requester": _string(sent, "requester"),
-        "description": sent.get("description"),
-        "needed_by": _day(sent.get("needed_by"), "needed_by").isoformat()
-        if sent.get("needed_by")
-        else None,
-        "lines": lines,
-        "total": total,
-        "status": sent.get("status", "draft"),
-        "approved_by_role": sent.get("approved_by_role"),
-        "approved_at": sent.get("approved_at"),
-    }
-
-
-def _order(erp: Erp, sent: Row) -> Row:
-    lines, total = _priced_lines(erp, sent, received=True)
-    order_date = sent.get("order_date") or erp.now.date().isoformat()
-    return {
-        "vendor": sent["vendor"],
-        "requisition": sent.get("requisition"),
-        "order_date": _day(order_date, "order_date").isoformat(),
-        "currency": sent.get("currency") or "USD",
-        "lines": lines,
-        "total": total,
-        "status": sent.get("status", "draft"),
-        "approved_by_role": sent.get("approved_by_role"),
-        "approved_at": sent.get("approved_at"),
-    }
-
-
-def _received_lines(sent: Row, priced: bool) -> list[Quantity]:
-    lines = sent.get("lines")
-    if not isinstance(lines, list):
-        raise Refused(422, "invalid", "lines is a list of {line, quantity}", "lines")
-    out = []
-    for index, entry in enumerate(lines):
-        where = f"lines[{index}]"
-        if not isinstance(entry, dict) or not isinstance(entry.get("line"), int):
-            raise Refused(422, "invalid", f"{where}.line is an order line number", f"{where}.line")
-        price = _amount(entry.get("unit_price"), f"{where}.unit_price") if priced else None
-        out.append(
-            Quantity(
-                entry["line"],
-                Decimal(_quantity(entry.get("quantity"), f"{where}.quantity", zero=True)),
-                price,
-            )
-        )
-    return out
-
-
-def _receipt(erp: Erp, sent: Row) -> Row:
-    order = erp.records["purchase-orders"][sent["purchase_order"]]
-    day = _day(sent["receipt_date"], "receipt_date")
-    received = _received_lines(sent, priced=False)
-    rules.check(
-        [
-            rules.transition(
-                {"receive": (("sent", "partially_received"), "")},
-                "receive",
-                order["status"],
-                "purchase_order",
-            ),
-            rules.period_open(erp.periods(), day, "receipt_date"),
-            rules.receipt_within_order(_order_lines(order), received),
-        ]
-    )
-    return {
-        "purchase_order": order["id"],
-        "receipt_date": day.isoformat(),
-        "lines": [{"line": q.line, "quantity": int(q.quantity)} for q in received],
-    }
-
-
-def _invoice(erp: Erp, sent: Row) -> Row:
-    order = erp.records["purchase-orders"][sent["purchase_order"]]
-    day = _day(sent["invoice_date"], "invoice_date")
-    invoiced = _received_lines(sent, priced=True)
-    if order["vendor"] != sent["vendor"]:
-        raise Refused(
-            422, "vendor_mismatch", f"{order['id']} was ordered from {order['vendor']}", "vendor"
-        )
-    rules.check([rules.period_open(erp.periods(), day, "invoice_date")])
-    exceptions = rules.three_way_match(_order_lines(order), invoiced)
-    lines = [
-        {
-            "line": q.line,
-            "quantity": int(q.quantity),
-            "unit_price": money(q.unit_price or Decimal(0)),
-            "amount": money((q.unit_price or Decimal(0)) * q.quantity),
-        }
-        for q in invoiced
-    ]
-    return {
-        "vendor": sent["vendor"],
-        "purchase_order": order["id"],
-        "vendor_invoice_number": _string(sent, "vendor_invoice_number"),
-        "invoice_date": day.isoformat(),
-        "lines": lines,
-        "total": money(sum((Decimal(str(line["amount"])) for line in lines), Decimal(0))),
-        "match_status": "unmatched" if exceptions else "matched",
-        "match_exceptions": exceptions,
-        "payment_status": "blocked" if exceptions else "unpaid",
-        "paid_at": None,
-    }
-
-
-def _period(erp: Erp, sent: Row) -> Row:
-    code = _string(sent, "code")
-    try:
-        first = date.fromisoformat(f"{code}-01")
-    except ValueError:
-        raise Refused(422, "invalid", f"code {code!r} is a month, YYYY-MM", "code") from None
-    if any(row["code"] == code for row in erp.records["accounting-periods"].values()):
-        raise Refused(409, "duplicate", f"accounting period {code} exists", "code")
-    following = (first.replace(day=28) + timedelta(days=4)).replace(day=1)
-    return {
-        "code": code,
-        "start_date": first.isoformat(),
-        "end_date": (following - timedelta(days=1)).isoformat(),
-        "status": "open",
-        "closed_at": None,
-    }
-
-
-BUILDERS: Final[Mapping[str, Callable[[Erp, Row], Row]]] = {
-    "vendors": _vendor,
-    "items": _item,
-    "purchase-requisitions": _requisition,
-    "purchase-orders": _order,
-    "goods-receipts": _receipt,
-    "vendor-invoices": _invoice,
-    "accounting-periods": _period,
-}
-
-
-# -- small readers of request values ---------------------------------------------------------
-
-
-def _order_lines(order: Row) -> list[OrderLine]:
-    return [
-        OrderLine(
-            line["line"],
-            Decimal(line["quantity"]),
-            Decimal(line["unit_price"]),
-            Decimal(line.get("received_quantity", 0)),
-        )
-        for line in order["lines"]
-    ]
+    def today(self) -> date:
+        return self.now.date()
 
 
 def _object(request: Request) -> Row:
@@ -555,43 +297,6 @@ def _object(request: Request) -> Row:
     if not isinstance(value, dict):
         raise Refused(400, "invalid_json", "the body is a JSON object")
     return value
-
-
-def _string(sent: Row, name: str) -> str:
-    value = sent.get(name)
-    if not isinstance(value, str) or not value:
-        raise Refused(422, "required", f"{name} is a non-empty string", name)
-    return value
-
-
-def _choice(sent: Row, name: str, allowed: tuple[str, ...], default: str) -> str:
-    value = sent.get(name, default)
-    if value not in allowed:
-        raise Refused(422, "invalid", f"{name} is one of: {', '.join(allowed)}", name)
-    return str(value)
-
-
-def _amount(value: Any, name: str) -> Decimal:
-    try:
-        amount = Decimal(str(value)) if isinstance(value, str) else None
-    except InvalidOperation:
-        amount = None
-    if amount is None or amount < 0 or not amount.is_finite():
-        raise Refused(422, "invalid", f'{name} is a decimal string such as "12.50"', name)
-    return amount
-
-
-def _quantity(value: Any, name: str, *, zero: bool = False) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or (value <= 0 and not zero):
-        raise Refused(422, "invalid_quantity", f"{name} is a positive whole number", name)
-    return value
-
-
-def _day(value: Any, name: str) -> date:
-    try:
-        return date.fromisoformat(str(value))
-    except ValueError:
-        raise Refused(422, "invalid", f"{name} is a date, YYYY-MM-DD", name) from None
 
 
 def _count(value: str | None, name: str, default: int) -> int:
