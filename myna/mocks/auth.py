@@ -62,6 +62,7 @@ class Authenticator:
         self.auth = auth
         self.credentials = credentials
         self._issued: dict[str, str] = {}
+        self._refresh: dict[str, str] = {}
         self._lock = threading.Lock()
         self._api_key_header = (auth.header or "x-api-key").lower()
 
@@ -121,9 +122,7 @@ class Authenticator:
         expected = self.credentials.users.get(user)
         if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
             return None
-        token = secrets.token_urlsafe(24)
-        with self._lock:
-            self._issued[token] = user
+        token = self.grant(user)
         return {
             "access_token": token,
             "token_type": "Bearer",
@@ -131,6 +130,24 @@ class Authenticator:
             "instance_url": base_url,
             "scope": form.get("scope", ""),
         }
+
+    def grant(self, user: str) -> str:
+        """A new access token that authenticates as `user`."""
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._issued[token] = user
+        return token
+
+    def issue_refresh_token(self, user: str) -> str:
+        """A refresh token that buys `user` new access tokens (OAuth2 refresh_token grant)."""
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            self._refresh[token] = user
+        return token
+
+    def redeem_refresh_token(self, token: str) -> str | None:
+        """The user a refresh token was issued to; None when this mock never issued it."""
+        return self._refresh.get(token)
 
     def challenge_headers(self) -> list[tuple[str, str]]:
         if self.auth.unauthorized_headers:

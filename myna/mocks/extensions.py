@@ -66,6 +66,18 @@ class RouteCall:
     tx: Transaction | None
     serve: Callable[[MockRequest], MockResponse]
 
+    def transaction(self) -> Transaction:
+        """The request's transaction; only a route declared `transactional` has one."""
+        if self.tx is None:
+            raise MockError(f"the route {self.request.path} was not declared transactional")
+        return self.tx
+
+    def user(self) -> str:
+        """Who is calling; only a route declared `authenticated` is sure to know."""
+        if self.principal is None:
+            raise MockError(f"the route {self.request.path} was not declared authenticated")
+        return self.principal
+
 
 @dataclass(frozen=True, slots=True)
 class Route:
@@ -190,8 +202,9 @@ class Extensions:
         self.links = bool(self._links)
 
     def alias(self, path: str) -> str:
+        """`path` with its first aliased prefix (whole segments) replaced by the served one."""
         for prefix, target in self._aliases:
-            if path.startswith(prefix):
+            if path == prefix or path.startswith(prefix + "/"):
                 return target + path[len(prefix) :]
         return path
 

@@ -1,7 +1,534 @@
-"""The `servicenow` extension (placeholder while the hooks land)."""
+"""The `servicenow` extension: the protocol of a ServiceNow instance that no learned fact says.
+
+The ITSM model (learned from the shipped corpus) gives the tables, their fields, the state models
+and the data the Table API answers with; the generic runtime serves it. What is left is written
+here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.md:
+
+- §2: `/api/now/v1/table` and `/api/now/v2/table` are `/api/now/table`; PUT is a partial update;
+  body fields a table lacks are ignored; an unknown table answers 400 "Invalid table <name>";
+- §2.1: `sysparm_display_value` (true, all), `sysparm_exclude_reference_link` and dot-walked
+  `sysparm_fields` (`caller_id.user_name`);
+- §2.3: the recorded `Link` shape and `sysparm_suppress_pagination_header`;
+- §2.5 and §5: data policies refuse with 403 and the labels of the missing fields; insert
+  defaults; priority from impact x urgency; an assignee must belong to the assignment group;
+  every field change writes `sys_audit`, work notes and comments land in `sys_journal_field`;
+- §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer.
+
+The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
+wording, the Link shape) come from the reference instance the corpus was written with
+(`instance.py`, `tables.py`), so the mock and the corpus cannot drift apart.
+"""
 
 from __future__ import annotations
 
-from myna.mocks.extensions import Extension, register_extension
+import base64
+import hashlib
+import re
+from collections.abc import Iterator
+from http import HTTPStatus
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlsplit
 
-register_extension(Extension(name="servicenow"))
+import orjson
+
+from myna.mocks.backends.itsm.instance import (
+    EXTERNAL,
+    JOURNAL_FIELDS,
+    PRIORITY,
+    attachment_values,
+    data_policy,
+    page_links,
+)
+from myna.mocks.backends.itsm.tables import CHOICES, TABLES, TASK_TABLES, Column
+from myna.mocks.extensions import (
+    Extension,
+    PageCall,
+    RenderCall,
+    Route,
+    RouteCall,
+    WriteCall,
+    register_extension,
+)
+from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.query import And, Condition, Query, SortKey
+from myna.mocks.rejection import Rejection
+from myna.mocks.store import Record, Transaction
+
+_JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
+_TABLE_PATH: Final = re.compile(r"^/api/now/table/([^/]+)")
+# The model names the attachment resource after its path; the dictionary calls it sys_attachment.
+_TABLE_OF: Final = {"attachment": "sys_attachment"}
+ATTACHMENT: Final = "attachment"
+# Attachment bytes live beside their metadata, as ServiceNow keeps them in sys_attachment_doc.
+ATTACHMENT_CONTENT: Final = "sys_attachment_doc"
+# Fields every write changes; ServiceNow's audit leaves them out.
+_UNAUDITED: Final = frozenset({"sys_updated_on", "sys_updated_by", "sys_mod_count"})
+_SYSTEM_TABLES: Final = frozenset({"sys_audit", "sys_journal_field", ATTACHMENT})
+_TOKEN_LIFETIME: Final = 1799
+
+
+# -- §2 paths and unknown tables -------------------------------------------------------------
+
+
+def _unknown_table(mock: Any, request: MockRequest, path: str) -> Rejection | None:
+    match = _TABLE_PATH.match(path)
+    if match is None or match.group(1) in mock.resources:
+        return None
+    message = f"Invalid table {match.group(1)}"
+    body = {"error": {"message": message, "detail": None}, "status": "failure"}
+    return Rejection(400, message, body=body)
+
+
+# -- §2.1 display values -----------------------------------------------------------------------
+
+
+def _column(resource: str, name: str) -> Column | None:
+    table = TABLES.get(_TABLE_OF.get(resource, resource))
+    if table is None or name not in table.names:
+        return None
+    return table.column(name)
+
+
+def render(call: RenderCall) -> dict[str, Any]:
+    """Rewrite a rendered record for `sysparm_display_value` and `..._exclude_reference_link`,
+    and fill dot-walked `sysparm_fields`."""
+    params = dict(call.request.query)
+    mode = params.get("sysparm_display_value", "false").lower()
+    bare = params.get("sysparm_exclude_reference_link", "false").lower() == "true"
+    walked = call.fields is not None and any("." in name for name in call.fields)
+    if mode not in ("true", "all") and not bare and not walked:
+        return call.rendered
+    resource = call.resource.resource.name
+    out: dict[str, Any] = {}
+    for name, rendered in call.rendered.items():
+        if "." in name:
+            value, shown = _walk(call, resource, call.record, name)
+            out[name] = _pick(mode, value, shown)
+            continue
+        reference = call.resource.references.get(name)
+        value = _text(call.record.get(name))
+        if reference is not None:
+            out[name] = _reference(call, reference.resource, value, rendered, mode, bare)
+        elif mode in ("true", "all"):
+            shown = _shown(call, resource, call.record, name, value)
+            out[name] = _pick(mode, value, shown)
+            if mode == "all" and value and _is_datetime(resource, name):
+                out[name]["display_value_internal"] = value
+        else:
+            out[name] = rendered
+    return out
+
+
+def _pick(mode: str, value: str, shown: str) -> Any:
+    if mode == "all":
+        return {"display_value": shown, "value": value}
+    return shown if mode == "true" else value
+
+
+def _reference(
+    call: RenderCall, target: str, value: str, rendered: Any, mode: str, bare: bool
+) -> Any:
+    if not value:
+        return {"display_value": "", "value": ""} if mode == "all" else ""
+    link = rendered.get("link") if isinstance(rendered, dict) else None
+    shown = _display(call, target, value) if mode in ("true", "all") else value
+    if mode == "all":
+        both = {"display_value": shown, "value": value}
+        return both if bare or link is None else {"display_value": shown, "link": link, **both}
+    key, text = ("display_value", shown) if mode == "true" else ("value", value)
+    return text if bare or link is None else {"link": link, key: text}
+
+
+def _display(call: RenderCall | WriteCall, target: str, record_id: str) -> str:
+    """What a reference to `target` `record_id` shows: the target's display field."""
+    contract = call.mock.resources.get(target)
+    if contract is None:
+        return EXTERNAL.get(target, {}).get(record_id, record_id)
+    found = call.tx.get(target, record_id)
+    if found is None:
+        return record_id
+    table = TABLES.get(target)
+    field = contract.resource.display_field or (table.display_field if table else None)
+    return _text(found.get(field)) if field else record_id
+
+
+def _shown(call: RenderCall, resource: str, record: Record, name: str, value: str) -> str:
+    column = _column(resource, name)
+    if column is None:
+        return value
+    if column.kind == "choice" and column.choices is not None:
+        return CHOICES[column.choices].get(value, value)
+    if column.kind == "list" and column.target is not None:
+        target = column.target
+        return ", ".join(_display(call, target, item) for item in value.split(",") if item)
+    if column.kind == "journal":
+        return _journal_text(call, _text(record.get("sys_id")), name)
+    return value
+
+
+def _is_datetime(resource: str, name: str) -> bool:
+    column = _column(resource, name)
+    return column is not None and column.kind == "datetime"
+
+
+def _walk(call: RenderCall, resource: str, record: Record, path: str) -> tuple[str, str]:
+    """A dot-walked field (`caller_id.user_name`): its value and display value."""
+    head, _, rest = path.partition(".")
+    contract = call.mock.resources.get(resource)
+    reference = contract.references.get(head) if contract is not None else None
+    if reference is None:
+        return "", ""
+    target_id = _text(record.get(head))
+    target = call.tx.get(reference.resource, target_id) if target_id else None
+    if target is None:
+        return "", ""
+    if "." in rest:
+        return _walk(call, reference.resource, target, rest)
+    value = _text(target.get(rest))
+    target_contract = call.mock.resources[reference.resource]
+    nested = target_contract.references.get(rest)
+    if nested is not None:
+        return value, _display(call, nested.resource, value) if value else ""
+    return value, _shown(call, reference.resource, target, rest, value)
+
+
+def _journal_text(call: RenderCall, record_id: str, element: str) -> str:
+    """Journal entries of one field, newest first, as the display value shows them."""
+    if "sys_journal_field" not in call.mock.resources or not record_id:
+        return ""
+    entries, _ = call.tx.list(
+        "sys_journal_field",
+        Query(
+            where=And(
+                (Condition("element_id", "=", record_id), Condition("element", "=", element))
+            ),
+            order_by=(SortKey("sys_created_on", descending=True),),
+        ),
+    )
+    label = CHOICES["journal_element"].get(element, element)
+    return "".join(
+        f"{_text(entry.get('sys_created_on'))} - "
+        f"{_full_name(call, _text(entry.get('sys_created_by')))} ({label})\n"
+        f"{_text(entry.get('value'))}\n\n"
+        for entry in entries
+    )
+
+
+def _full_name(call: RenderCall, user_name: str) -> str:
+    user = _user(call.tx, user_name) if "sys_user" in call.mock.resources else None
+    return _text(user.get("name")) if user is not None and user.get("name") else user_name
+
+
+def _user(tx: Transaction, user_name: str) -> Record | None:
+    users, _ = tx.list("sys_user", Query(where=Condition("user_name", "=", user_name), limit=1))
+    return users[0] if users else None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# -- §2.3 paging ---------------------------------------------------------------------------------
+
+
+def link_header(call: PageCall) -> str | None:
+    params = dict(call.request.query)
+    if params.get("sysparm_suppress_pagination_header", "").lower() == "true":
+        return None
+    url = f"{call.request.base_url}{call.request.path}"
+    return page_links(url, call.request.query, call.limit, call.offset, call.total)
+
+
+# -- §2.5 and §5 business rules -----------------------------------------------------------------
+
+
+def before_write(call: WriteCall) -> None:
+    if call.kind == "delete":
+        return
+    resource = call.resource.resource.name
+    after = call.after
+    if call.kind == "create":
+        _insert_defaults(call, resource, after)
+    for name in JOURNAL_FIELDS:
+        # Journal fields are input only: what is written becomes a sys_journal_field entry.
+        if name in after:
+            after[name] = ""
+    if resource in ("incident", "problem"):
+        _derive_priority(call.before, after)
+    if resource == "incident":
+        after["incident_state"] = after.get("state", "")
+    if resource == "problem":
+        after["problem_state"] = after.get("state", "")
+    _data_policies(call, resource)
+    _check_assignment(call)
+
+
+def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
+    if resource in TASK_TABLES:
+        defaults = {"active": "true", "impact": "3", "urgency": "3", "priority": "4"}
+        opener = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
+        if opener is not None:
+            defaults["opened_by"] = _text(opener.get("sys_id"))
+        for name, value in defaults.items():
+            if name in call.resource.resource.fields and not after.get(name):
+                after[name] = value
+    if resource == "sys_user":
+        after["active"] = after.get("active") or "true"
+        if not after.get("name"):
+            parts = (_text(after.get("first_name")), _text(after.get("last_name")))
+            after["name"] = " ".join(part for part in parts if part)
+
+
+def _derive_priority(before: Record | None, after: Record) -> None:
+    """Priority follows the impact x urgency lookup on insert and when either changes."""
+    pair = (_text(after.get("impact")), _text(after.get("urgency")))
+    moved = before is None or pair != (_text(before.get("impact")), _text(before.get("urgency")))
+    if moved and pair in PRIORITY:
+        after["priority"] = PRIORITY[pair]
+
+
+def _data_policies(call: WriteCall, resource: str) -> None:
+    """Entering a state without its mandatory fields is refused with every missing label."""
+    for machine in call.resource.state_machines:
+        target = _text(call.after.get(machine.field))
+        if not target or (
+            call.before is not None and _text(call.before.get(machine.field)) == target
+        ):
+            continue
+        missing = [
+            name for name in machine.required_on_entry.get(target, []) if not call.after.get(name)
+        ]
+        if missing:
+            labels = [
+                column.label if column else name for name, column in _columns(resource, missing)
+            ]
+            refusal = data_policy(labels)
+            raise Rejection(
+                refusal.status, refusal.message, detail=refusal.detail, fields=tuple(missing)
+            )
+
+
+def _columns(resource: str, names: list[str]) -> Iterator[tuple[str, Column | None]]:
+    for name in names:
+        yield name, _column(resource, name)
+
+
+def _check_assignment(call: WriteCall) -> None:
+    """An assignee must be a member (sys_user_grmember) of the assignment group."""
+    after = call.after
+    group, user = _text(after.get("assignment_group")), _text(after.get("assigned_to"))
+    if not group or not user or "sys_user_grmember" not in call.mock.resources:
+        return
+    if call.before is not None and (group, user) == (
+        _text(call.before.get("assignment_group")),
+        _text(call.before.get("assigned_to")),
+    ):
+        return
+    _, members = call.tx.list(
+        "sys_user_grmember",
+        Query(where=And((Condition("group", "=", group), Condition("user", "=", user))), limit=0),
+    )
+    if members == 0:
+        person, team = _display(call, "sys_user", user), _display(call, "sys_user_group", group)
+        raise Rejection(
+            403,
+            "Operation Failed",
+            detail=f"Invalid update: {person} is not a member of assignment group {team}",
+            fields=("assigned_to",),
+        )
+
+
+def after_write(call: WriteCall) -> None:
+    """Side effects in the same transaction: audit rows, journal entries, attachment bytes."""
+    resource = call.resource.resource.name
+    record_id = _text(call.after.get(call.resource.resource.id_field))
+    if call.kind == "delete":
+        if resource == ATTACHMENT and call.tx.get(ATTACHMENT_CONTENT, record_id) is not None:
+            call.tx.delete(ATTACHMENT_CONTENT, record_id)
+        return
+    if resource in _SYSTEM_TABLES:
+        return
+    checkpoint = _text(call.after.get("sys_mod_count", "0"))
+    if call.kind == "update" and call.before is not None and "sys_audit" in call.mock.resources:
+        for name, value in call.after.items():
+            old = call.before.get(name)
+            if name not in _UNAUDITED and _text(old) != _text(value):
+                _audit(call, resource, record_id, name, _text(old), _text(value), checkpoint)
+    for element in JOURNAL_FIELDS:
+        text = _text(call.sent.get(element))
+        if not text or "sys_journal_field" not in call.mock.resources:
+            continue
+        if call.kind == "update" and "sys_audit" in call.mock.resources:
+            _audit(call, resource, record_id, element, "", text, checkpoint)
+        values = {"element": element, "element_id": record_id, "name": resource, "value": text}
+        call.mock.insert_record(call.tx, "sys_journal_field", values, call.principal)
+
+
+def _audit(
+    call: WriteCall, table: str, record_id: str, field: str, old: str, new: str, checkpoint: str
+) -> None:
+    values = {
+        "tablename": table,
+        "documentkey": record_id,
+        "fieldname": field,
+        "oldvalue": old,
+        "newvalue": new,
+        "user": call.principal,
+        "reason": "",
+        "record_checkpoint": checkpoint,
+        "internal_checkpoint": hashlib.md5(f"{record_id}/{checkpoint}".encode()).hexdigest()[:16],
+    }
+    call.mock.insert_record(call.tx, "sys_audit", values, call.principal)
+
+
+# -- §3 the batch API -------------------------------------------------------------------------
+
+
+def batch(call: RouteCall) -> MockResponse:
+    """Serve each inner request as if sent alone, with the outer request's credential."""
+    try:
+        sent = orjson.loads(call.request.body)
+    except orjson.JSONDecodeError:
+        raise Rejection(
+            400, "Exception while reading request", detail="The payload is not valid JSON."
+        ) from None
+    if not isinstance(sent, dict) or not isinstance(sent.get("rest_requests"), list):
+        raise Rejection(400, "Exception while reading request", detail="rest_requests is missing")
+    outer = {
+        k: v for k, v in call.request.headers.items() if k in ("authorization", "x-myna-world")
+    }
+    serviced = [_serve_inner(call, item, outer) for item in sent["rest_requests"]]
+    payload = {
+        "batch_request_id": str(sent.get("batch_request_id", "")),
+        "serviced_requests": serviced,
+        "unserviced_requests": [],
+    }
+    return MockResponse(200, [_JSON], payload=payload)
+
+
+def _serve_inner(call: RouteCall, item: Any, outer: dict[str, str]) -> dict[str, Any]:
+    if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+        raise Rejection(400, "Exception while reading request", detail="a rest_request has no url")
+    url = urlsplit(item["url"])
+    headers = dict(outer)
+    for header in item.get("headers") or []:
+        if isinstance(header, dict) and header.get("name", "").lower() != "authorization":
+            headers[str(header["name"]).lower()] = str(header.get("value", ""))
+    body = base64.b64decode(item["body"]) if item.get("body") else b""
+    inner = MockRequest(
+        method=str(item.get("method", "GET")).upper(),
+        path=url.path,
+        query=parse_qsl(url.query, keep_blank_values=True),
+        headers=headers,
+        body=body,
+        base_url=call.request.base_url,
+    )
+    response = call.serve(inner)
+    return {
+        "id": str(item.get("id", "")),
+        "body": base64.b64encode(response.body).decode("ascii"),
+        "status_code": response.status,
+        "status_text": HTTPStatus(response.status).phrase,
+        "headers": [{"name": name, "value": value} for name, value in response.headers],
+        "execution_time": 0,
+    }
+
+
+# -- §4 the attachment API ---------------------------------------------------------------------
+
+
+def upload(call: RouteCall) -> MockResponse:
+    tx, principal = call.transaction(), call.user()
+    params = dict(call.request.query)
+    table, target_id = params.get("table_name", ""), params.get("table_sys_id", "")
+    if table not in call.mock.resources or tx.get(table, target_id) is None:
+        raise Rejection(
+            400, "Invalid table or sys_id", detail=f"No record {target_id} in table {table}"
+        )
+    data = call.request.body
+    content_type = call.request.headers.get("content-type") or "application/octet-stream"
+    values = attachment_values(params.get("file_name", ""), table, target_id, data, content_type)
+    record = call.mock.insert_record(tx, ATTACHMENT, values, principal)
+    record_id = _text(record["sys_id"])
+    where = f"{call.request.base_url}/api/now/attachment/{record_id}"
+    record["download_link"] = f"{where}/file"
+    tx.update(ATTACHMENT, record_id, record)
+    tx.insert(ATTACHMENT_CONTENT, record_id, {"data": base64.b64encode(data).decode("ascii")})
+    rendered = call.mock.renderers[ATTACHMENT].render(record, call.request.base_url)
+    return MockResponse(201, [_JSON, ("Location", where)], payload={"result": rendered})
+
+
+def download(call: RouteCall) -> MockResponse:
+    tx = call.transaction()
+    record_id = call.params["sys_id"]
+    record = tx.get(ATTACHMENT, record_id)
+    content = tx.get(ATTACHMENT_CONTENT, record_id)
+    if record is None or content is None:
+        raise Rejection(
+            404, "Record doesn't exist", detail=f"Attachment record not found: {record_id}"
+        )
+    content_type = _text(record.get("content_type")) or "application/octet-stream"
+    return MockResponse(
+        200, [("Content-Type", content_type)], body=base64.b64decode(content["data"])
+    )
+
+
+# -- §1 the OAuth token endpoint ---------------------------------------------------------------
+
+
+def token(call: RouteCall) -> MockResponse:
+    """Password, client-credentials and refresh grants, answered as ServiceNow does."""
+    form: dict[str, str] = dict(parse_qsl(call.request.body.decode("utf-8", "replace")))
+    auth = call.mock.auth
+    grant = form.get("grant_type", "")
+    user: str | None = None
+    if grant == "refresh_token":
+        user = auth.redeem_refresh_token(form.get("refresh_token", ""))
+        access = None if user is None else auth.grant(user)
+    else:
+        issued = auth.issue_token(form, call.request.base_url)
+        access = None if issued is None else str(issued["access_token"])
+        user = form.get("username") if grant == "password" else None
+    if access is None:
+        refused = {"error_description": "access_denied", "error": "server_error"}
+        return MockResponse(401, [_JSON], payload=refused)
+    body: dict[str, Any] = {"access_token": access}
+    if user is not None:
+        # The client-credentials grant carries no refresh token (ServiceNow OAuth docs).
+        body["refresh_token"] = auth.issue_refresh_token(user)
+    body.update(scope="useraccount", token_type="Bearer", expires_in=_TOKEN_LIFETIME)
+    return MockResponse(200, [_JSON], payload=body)
+
+
+def _routes() -> tuple[Route, ...]:
+    return (
+        Route("POST", "/api/now/v1/batch", batch, transactional=False),
+        Route("POST", "/api/now/v1/attachment/file", upload),
+        Route("GET", "/api/now/v1/attachment/{sys_id}/file", download),
+        Route("POST", "/oauth_token.do", token, authenticated=False, transactional=False),
+    )
+
+
+SERVICENOW = Extension(
+    name="servicenow",
+    routes=_routes(),
+    aliases=(
+        ("/api/now/v1/table", "/api/now/table"),
+        ("/api/now/v2/table", "/api/now/table"),
+        ("/api/now/attachment", "/api/now/v1/attachment"),
+        ("/api/now/batch", "/api/now/v1/batch"),
+    ),
+    partial_put=True,
+    ignore_unknown_fields=True,
+    unrouted=_unknown_table,
+    before_write=before_write,
+    after_write=after_write,
+    render=render,
+    link_header=link_header,
+)
+
+register_extension(SERVICENOW)

@@ -668,18 +668,7 @@ class Instance:
         content_type = request.content_type or "application/octet-stream"
         row = self.system_insert(
             "sys_attachment",
-            {
-                "file_name": params.get("file_name", ""),
-                "table_name": target,
-                "table_sys_id": target_id,
-                "content_type": content_type,
-                "size_bytes": str(len(data)),
-                "size_compressed": str(len(zlib.compress(data))),
-                "compressed": "true",
-                "chunk_size_bytes": "700000",
-                "state": "available",
-                **_image_size(data, content_type),
-            },
+            attachment_values(params.get("file_name", ""), target, target_id, data, content_type),
             user,
         )
         row["download_link"] = f"{self.host}/api/now/attachment/{row['sys_id']}/file"
@@ -787,6 +776,24 @@ def page_links(url: str, params: Pairs, limit: int, offset: int, total: int) -> 
         links.append(link(offset + limit, "next"))
     links.append(link(max(total - 1, 0) // limit * limit, "last"))
     return ",".join(links)
+
+
+def attachment_values(
+    file_name: str, table_name: str, table_sys_id: str, data: bytes, content_type: str
+) -> Row:
+    """The sys_attachment fields the platform fills in for an uploaded file."""
+    return {
+        "file_name": file_name,
+        "table_name": table_name,
+        "table_sys_id": table_sys_id,
+        "content_type": content_type,
+        "size_bytes": str(len(data)),
+        "size_compressed": str(len(zlib.compress(data))),
+        "compressed": "true",
+        "chunk_size_bytes": "700000",
+        "state": "available",
+        **_image_size(data, content_type),
+    }
 
 
 def _as_text(value: Any) -> str:
