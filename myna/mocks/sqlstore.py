@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
@@ -613,6 +614,9 @@ class SqlStore:
         self._metadata.create_all(self._engine)
         if self._sqlite:
             self._sqlite_connection = self._engine.raw_connection()
+            self._sqlite_driver = cast(
+                sqlite3.Connection, self._sqlite_connection.driver_connection
+            )
             cursor = self._sqlite_connection.cursor()
             if sa_url.database:
                 cursor.execute("PRAGMA journal_mode=WAL")
@@ -633,6 +637,13 @@ class SqlStore:
         """A cursor inside one database transaction: committed on success, rolled back on error."""
         if self._sqlite:
             with self._lock:
+                if self._sqlite_driver.in_transaction:
+                    # Only this thread can hold the lock: a store call inside a transaction.
+                    raise MockError(
+                        "a store call was made inside an open transaction of the same thread; "
+                        "finish the transaction first",
+                        url=self.url,
+                    )
                 cursor = self._sqlite_connection.cursor()
                 cursor.execute("BEGIN IMMEDIATE")
                 try:

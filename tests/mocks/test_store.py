@@ -404,3 +404,20 @@ def test_snapshots_are_listed_and_deleted_once_nothing_builds_on_them(seeded: Sq
     assert [s.id for s in seeded.snapshots()] == ["base"]
     with pytest.raises(NotFoundError, match="snapshot after"):
         seeded.create_world("again", from_snapshot="after")
+
+
+def test_a_store_call_inside_a_transaction_is_refused_clearly() -> None:
+    # SQLite serialises transactions on one connection; PostgreSQL gives each call its own.
+    store = SqlStore(MODEL)
+    store.create_world("w")
+
+    def nested() -> None:
+        with store.transaction("w") as tx:
+            tx.get("user", "1")
+            store.worlds()
+
+    with pytest.raises(MockError, match="inside an open transaction"):
+        nested()
+    with store.transaction("w") as tx:  # the refused call left the store usable
+        assert tx.get("user", "1") is None
+    store.close()
