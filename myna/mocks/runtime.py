@@ -273,7 +273,11 @@ class Mock:
             return self.unauthorized()
 
         def serve(inner: MockRequest) -> MockResponse:
+            # An inner request is relative to the instance the outer one called: its world,
+            # unless its own path names one (a client whose instance URL is /worlds/{id}).
             try:
+                if inner.path.startswith("/worlds/"):
+                    return self._dispatch(*self._world_of(inner), inner)
                 return self._dispatch(world, inner.path, inner)
             except Rejection as rejection:
                 return self.error_response(rejection)

@@ -342,18 +342,41 @@ def test_on_hold_needs_a_reason(api: MockClient) -> None:
     assert api.patch(path, json={"state": "3", "hold_reason": "1"}).status == 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="field changes write no sys_audit rows (side effects on other tables are not "
-    "expressible in the model)",
-)
 def test_every_field_change_is_audited(api: MockClient) -> None:
     record = create(api)
     api.patch(f"{TABLE}/incident/{record['sys_id']}", json={"urgency": "2"})
     audit = api.get(
-        f"{TABLE}/sys_audit", params={"sysparm_query": f"documentkey={record['sys_id']}"}
+        f"{TABLE}/sys_audit",
+        params={
+            "sysparm_query": f"documentkey={record['sys_id']}^ORDERBYfieldname",
+            "sysparm_fields": "fieldname,oldvalue,newvalue,user",
+        },
     )
-    assert header(audit, "X-Total-Count") == "1"
+    # Urgency 3 -> 2 moves the derived priority 5 -> 4: both changes are on record.
+    assert body(audit)["result"] == [
+        {"fieldname": "priority", "oldvalue": "5", "newvalue": "4", "user": AGENT[0]},
+        {"fieldname": "urgency", "oldvalue": "3", "newvalue": "2", "user": AGENT[0]},
+    ]
+
+
+def test_work_notes_land_in_the_journal_and_show_as_its_text(api: MockClient) -> None:
+    record = create(api)
+    path = f"{TABLE}/incident/{record['sys_id']}"
+    api.patch(path, json={"work_notes": "Rebooted the print server."})
+    journal = api.get(
+        f"{TABLE}/sys_journal_field",
+        params={
+            "sysparm_query": f"element_id={record['sys_id']}",
+            "sysparm_fields": "element,value",
+        },
+    )
+    assert body(journal)["result"] == [
+        {"element": "work_notes", "value": "Rebooted the print server."}
+    ]
+    shown = body(api.get(path, params={"sysparm_display_value": "true"}))["result"]
+    assert isinstance(shown, dict)
+    assert str(shown["work_notes"]).endswith("(Work notes)\nRebooted the print server.\n\n")
+    assert body(api.get(path))["result"]["work_notes"] == ""  # type: ignore[index]
 
 
 def test_the_assignee_must_be_in_the_assignment_group(api: MockClient) -> None:

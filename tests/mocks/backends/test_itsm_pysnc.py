@@ -183,11 +183,6 @@ def test_password_grant_then_bearer_calls(instance_url: str, server: Running) ->
 # -- where the runtime falls short of PROTOCOL.md --------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PROTOCOL.md §3: POST /api/now/v1/batch answers 200 with an empty body, so pysnc "
-    "cannot decode serviced_requests",
-)
 def test_update_multiple_goes_through_the_batch_api(client: ServiceNowClient) -> None:
     for index in range(3):
         _insert(client, f"refresh {index}")
@@ -203,10 +198,6 @@ def test_update_multiple_goes_through_the_batch_api(client: ServiceNowClient) ->
     assert check.get_row_count() == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PROTOCOL.md §3: delete_multiple needs the batch API (empty 200 body today)",
-)
 def test_delete_multiple_goes_through_the_batch_api(client: ServiceNowClient) -> None:
     for index in range(3):
         _insert(client, f"probe {index}")
