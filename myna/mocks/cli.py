@@ -21,8 +21,12 @@ def register(app: typer.Typer) -> None:
 
 
 def serve(
-    model_path: Annotated[
-        Path, typer.Argument(metavar="MODEL", help="Service model (OpenAPI YAML).")
+    model_spec: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODEL",
+            help="Service model (OpenAPI YAML), or the name of a built-in back end (itsm, crm).",
+        ),
     ],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -63,11 +67,10 @@ def serve(
     from myna.mocks.runtime import DEFAULT_WORLD, Mock
     from myna.mocks.serve import make_tls, server_for
     from myna.mocks.sqlstore import SqlStore
-    from myna.schemas.openapi import load
 
     if ca_out is not None and not tls:
         raise MockError("--ca-out needs --tls", field="--ca-out")
-    model = load(model_path)
+    model = resolve_model(model_spec)
     store = SqlStore(model, db)
     _seed_default_world(model, store, seed=seed, records=records, seed_dir=seed_dir)
     credentials = Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS
@@ -90,6 +93,24 @@ def serve(
             mock, host=host, port=port, tls=files, threadpool=threadpool, log_level="info"
         )
         server.run()
+
+
+def resolve_model(spec: str) -> ServiceModel:
+    """MODEL as given to `myna serve`: a model file when one exists at that path, else a built-in
+    back end of that name."""
+    from myna.mocks.backends import BACKENDS, builtin_model
+    from myna.schemas.openapi import load
+
+    path = Path(spec)
+    if path.exists():
+        return load(path)
+    if spec in BACKENDS:
+        return builtin_model(spec)
+    known = ", ".join(sorted(BACKENDS))
+    raise MockError(
+        f"{spec!r} is neither a model file nor a built-in back end (there are: {known})",
+        field="MODEL",
+    )
 
 
 def _seed_default_world(
