@@ -1,17 +1,15 @@
-"""The built-in ERP back end: its corpus and model are reproducible, the model conforms to its
-own corpus as far as the generic runtime can, and `myna.mocks` serves it over a seeded world in
-which the pinned life cycles hold. Rules that need the ERP extension are strict xfails naming it.
-"""
+"""The built-in ERP back end's corpus and model: both reproducible, the corpus exercising every
+rule both ways, the model pinning the documented conventions and life cycles, and the shipped
+back end (model plus the `erp` extension) answering its own corpus."""
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from myna.mocks import Mock
 from myna.mocks.backends import BACKENDS, builtin_model
 from myna.mocks.backends.erp.corpus import CHAPTERS, build_corpus
 from myna.mocks.backends.erp.rules import (
@@ -20,9 +18,6 @@ from myna.mocks.backends.erp.rules import (
     PO_ACTIONS,
     REQUISITION_ACTIONS,
 )
-from myna.mocks.client import MockClient
-from myna.mocks.seed import seed
-from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import ServiceModel
 from myna.schemas.openapi import dumps
 from myna.traces.jsonl import write_jsonl
@@ -148,155 +143,17 @@ def conformance(corpus: list[Session]) -> tuple[float, list[str]]:
     return report.share, [mismatch.reason for mismatch in report.mismatches]
 
 
-# Fields the reference service derives (line amounts and totals, a period's dates, an invoice's
-# match exceptions); the generic runtime cannot, so answers without them are explained.
-DERIVED = ("total", "match_exceptions", "start_date", "end_date")
+# The conformance checker merges a recorded list's items into one schema and drops a key's null
+# samples first, so a key that is null in some items and a string in others must be a string in
+# all (myna/mocks/conformance.py `_common`); the approved orders' `requisition` is exactly that.
+CHECKER_QUIRK = re.compile(
+    r"body at \$\['data'\]\[\d+\]\['requisition'\]: null is not of type 'string'"
+)
 
 
-def test_every_mismatch_is_a_derived_field_or_a_rule_the_runtime_lacks(
+def test_the_shipped_back_end_answers_its_own_corpus(
     conformance: tuple[float, list[str]],
 ) -> None:
     share, reasons = conformance
-    unexplained = [
-        reason
-        for reason in reasons
-        if not reason.startswith("status ")
-        and not any(f"'{name}' is a required property" in reason for name in DERIVED)
-    ]
-    assert unexplained == []
-    # Measured: 0.36 of 136 exchanges; the rest needs the ERP extension (below).
-    assert share >= 0.35
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the ERP extension on myna/mocks/extensions.py (not committed yet): "
-    "before_write on create to derive line amounts, totals, received quantities and match "
-    "status and to refuse by rules.py; a hook on actions (Mock._action calls no write hook) for "
-    "approval limits and payment blocks; and defaults of null for nullable fields a create "
-    "does not send (approved_at, closed_at, paid_at)",
-)
-def test_the_shipped_back_end_answers_95_percent_of_its_own_corpus(
-    conformance: tuple[float, list[str]],
-) -> None:
-    assert conformance[0] >= 0.95
-
-
-# -- served by myna.mocks -----------------------------------------------------------------------
-
-
-@pytest.fixture
-def client(shipped: ServiceModel) -> MockClient:
-    store = SqlStore(shipped, "sqlite://")
-    snapshot = seed(shipped, store, seed=0, records=5)
-    store.create_world("default", from_snapshot=snapshot)
-    return MockClient(Mock(shipped, store, seed=0), headers=TOKEN, world="default")
-
-
-def call(client: MockClient, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    response = client.request(method, f"{API}/{path}", json=body)
-    return response.status, response.json() if response.body else None
-
-
-def test_the_seeded_world_lists_every_collection_with_resolving_references(
-    client: MockClient, shipped: ServiceModel
-) -> None:
-    for resource in shipped.resources.values():
-        if resource.collection_path is None or resource.name == "line":
-            continue
-        status, page = call(client, "GET", resource.collection_path.removeprefix(API + "/"))
-        assert status == 200, resource.name
-        assert page["total"] == len(page["data"]) == 5
-    _, orders = call(client, "GET", "purchase-orders")
-    for order in orders["data"]:
-        assert call(client, "GET", f"vendors/{order['vendor']}")[0] == 200
-        assert order["status"] in shipped.resources["purchase-order"].state_machines[0].states
-
-
-def test_a_call_without_a_token_gets_the_documented_401(shipped: ServiceModel) -> None:
-    store = SqlStore(shipped, "sqlite://")
-    store.create_world("default")
-    response = MockClient(Mock(shipped, store), world="default").get(f"{API}/vendors")
-    assert response.status == 401
-    assert response.header("WWW-Authenticate") == 'Bearer realm="erp"'
-    assert response.json()["error"]["code"] == "unauthorized"
-
-
-def new_order(client: MockClient) -> str:
-    _, vendors = call(client, "GET", "vendors")
-    _, items = call(client, "GET", "items")
-    status, order = call(
-        client,
-        "POST",
-        "purchase-orders",
-        {
-            "vendor": vendors["data"][0]["id"],
-            "lines": [{"item": items["data"][0]["id"], "quantity": 2}],
-        },
-    )
-    assert status == 201, order
-    assert order["status"] == "draft"
-    return str(order["id"])
-
-
-def test_an_order_moves_through_its_life_cycle_and_refuses_skipped_steps(
-    client: MockClient,
-) -> None:
-    order = new_order(client)
-    status, body = call(client, "POST", f"purchase-orders/{order}/send", {})
-    assert (status, body["error"]["field"]) == (409, "status")
-    assert call(client, "POST", f"purchase-orders/{order}/submit", {})[1]["status"] == "submitted"
-    status, approved = call(client, "POST", f"purchase-orders/{order}/approve", {"role": "cfo"})
-    assert (status, approved["status"], approved["approved_by_role"]) == (200, "approved", "cfo")
-    assert call(client, "POST", f"purchase-orders/{order}/send", {})[1]["status"] == "sent"
-    assert call(client, "POST", f"purchase-orders/{order}/close", {})[0] == 409
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="approval limits need a hook on actions: Mock._action (myna/mocks/runtime.py) calls "
-    "no before_write, so an ERP extension cannot refuse a buyer approving above 5000.00",
-)
-def test_a_buyer_cannot_approve_above_their_limit_through_the_runtime(client: MockClient) -> None:
-    order = new_order(client)
-    call(client, "PATCH", f"purchase-orders/{order}", {"total": "9000.00"})
-    call(client, "POST", f"purchase-orders/{order}/submit", {})
-    assert call(client, "POST", f"purchase-orders/{order}/approve", {"role": "buyer"})[0] == 403
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="receipts within the order need the ERP extension's before_write on goods-receipt "
-    "create (myna/mocks/backends/erp/extension.py, waiting on myna/mocks/extensions.py)",
-)
-def test_a_receipt_past_the_ordered_quantity_is_refused_through_the_runtime(
-    client: MockClient,
-) -> None:
-    order = new_order(client)
-    for action, body in (("submit", {}), ("approve", {"role": "cfo"}), ("send", {})):
-        call(client, "POST", f"purchase-orders/{order}/{action}", body)
-    receipt = {
-        "purchase_order": order,
-        "receipt_date": "2026-03-05",
-        "lines": [{"line": 1, "quantity": 3}],
-    }
-    assert call(client, "POST", "goods-receipts", receipt)[0] == 409
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="blocking payment of an unmatched invoice needs the ERP extension's before_write on "
-    "vendor-invoice create to run rules.three_way_match and set payment_status",
-)
-def test_an_invoice_over_tolerance_is_blocked_through_the_runtime(client: MockClient) -> None:
-    order = new_order(client)
-    _, placed = call(client, "GET", f"purchase-orders/{order}")
-    invoice = {
-        "vendor": placed["vendor"],
-        "purchase_order": order,
-        "vendor_invoice_number": "X-1",
-        "invoice_date": "2026-03-05",
-        "lines": [{"line": 1, "quantity": 2, "unit_price": "999999.00"}],
-    }
-    status, body = call(client, "POST", "vendor-invoices", invoice)
-    assert (status, body["payment_status"]) == (201, "blocked")
+    assert share >= 0.99
+    assert [reason for reason in reasons if not CHECKER_QUIRK.fullmatch(reason)] == []

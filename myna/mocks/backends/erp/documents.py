@@ -9,6 +9,7 @@ and run actions with this one implementation and the rules of `rules.py`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final, Protocol
@@ -27,6 +28,62 @@ from myna.mocks.backends.erp.rules import (
 )
 
 Row = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """One collection: its path segment, id prefix, what a create needs, what PATCH may change."""
+
+    name: str
+    prefix: str
+    required: tuple[str, ...]
+    writable: tuple[str, ...]
+    deletable: bool = True
+
+
+COLLECTIONS: Final[Mapping[str, Collection]] = {
+    c.name: c
+    for c in (
+        Collection(
+            "vendors",
+            "VEN",
+            ("name", "tax_id"),
+            ("name", "tax_id", "email", "currency", "payment_terms", "status"),
+        ),
+        Collection(
+            "items", "ITM", ("sku", "name", "unit_price"), ("name", "unit_of_measure", "unit_price")
+        ),
+        Collection(
+            "purchase-requisitions",
+            "PR",
+            ("requester", "lines"),
+            ("requester", "description", "needed_by", "lines"),
+        ),
+        Collection(
+            "purchase-orders",
+            "PO",
+            ("vendor", "lines"),
+            ("vendor", "requisition", "order_date", "currency", "lines"),
+        ),
+        Collection("goods-receipts", "GR", ("purchase_order", "receipt_date", "lines"), (), False),
+        Collection(
+            "vendor-invoices",
+            "INV",
+            ("vendor", "purchase_order", "vendor_invoice_number", "invoice_date", "lines"),
+            (),
+            False,
+        ),
+        Collection("accounting-periods", "PER", ("code",), (), False),
+    )
+}
+
+# Fields holding ids of other collections' records.
+REFERENCES: Final[Mapping[str, Mapping[str, str]]] = {
+    "purchase-orders": {"vendor": "vendors", "requisition": "purchase-requisitions"},
+    "goods-receipts": {"purchase_order": "purchase-orders"},
+    "vendor-invoices": {"vendor": "vendors", "purchase_order": "purchase-orders"},
+}
+
 
 RESOURCES: Final[Mapping[str, str]] = {
     "vendors": "vendor",
@@ -87,6 +144,25 @@ def act(collection: str, action: str, row: Row, sent: Row, stamp: str) -> Row:
     if collection == "vendor-invoices" and action == "pay":
         changes["paid_at"] = stamp
     return changes
+
+
+def required(collection: str, sent: Row) -> None:
+    """A create sends every field its collection requires, and none it derives (a status, a
+    total, an approver)."""
+    spec = COLLECTIONS[collection]
+    for name in sent:
+        if name not in spec.required and name not in spec.writable:
+            raise Refused(422, "read_only", f"{name} is set by the service", name)
+    missing = [name for name in COLLECTIONS[collection].required if sent.get(name) in (None, "")]
+    if missing:
+        raise Refused(422, "required", f"{missing[0]} is required", missing[0])
+
+
+def writable(collection: str, sent: Row) -> None:
+    """A PATCH sends only fields clients may change; derived ones (totals, statuses) are not."""
+    for name in sent:
+        if name not in COLLECTIONS[collection].writable:
+            raise Refused(422, "read_only", f"{name} cannot be changed", name)
 
 
 def editable(collection: str, row: Row, verb: str) -> None:

@@ -12,14 +12,15 @@ This is not the mock. The mock is learned from the traffic written here; this fi
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlencode
 
 from myna.mocks.backends.erp import documents
+from myna.mocks.backends.erp.documents import Collection
 from myna.mocks.backends.erp.rules import Period, Refused
 from myna.traces.model import Body, Pairs
 
@@ -40,61 +41,6 @@ UNAUTHORIZED: Final[Row] = {
 CHALLENGE: Final = 'Bearer realm="erp"'
 
 
-@dataclass(frozen=True, slots=True)
-class Collection:
-    """One collection: its path segment, id prefix, what a create needs, what PATCH may change."""
-
-    name: str
-    prefix: str
-    required: tuple[str, ...]
-    writable: tuple[str, ...]
-    deletable: bool = True
-
-
-COLLECTIONS: Final[Mapping[str, Collection]] = {
-    c.name: c
-    for c in (
-        Collection(
-            "vendors",
-            "VEN",
-            ("name", "tax_id"),
-            ("name", "tax_id", "email", "currency", "payment_terms", "status"),
-        ),
-        Collection(
-            "items", "ITM", ("sku", "name", "unit_price"), ("name", "unit_of_measure", "unit_price")
-        ),
-        Collection(
-            "purchase-requisitions",
-            "PR",
-            ("requester", "lines"),
-            ("requester", "description", "needed_by", "lines"),
-        ),
-        Collection(
-            "purchase-orders",
-            "PO",
-            ("vendor", "lines"),
-            ("vendor", "requisition", "order_date", "currency", "lines"),
-        ),
-        Collection("goods-receipts", "GR", ("purchase_order", "receipt_date", "lines"), (), False),
-        Collection(
-            "vendor-invoices",
-            "INV",
-            ("vendor", "purchase_order", "vendor_invoice_number", "invoice_date", "lines"),
-            (),
-            False,
-        ),
-        Collection("accounting-periods", "PER", ("code",), (), False),
-    )
-}
-
-# Fields holding ids of other collections' records.
-REFERENCES: Final[Mapping[str, Mapping[str, str]]] = {
-    "purchase-orders": {"vendor": "vendors", "requisition": "purchase-requisitions"},
-    "goods-receipts": {"purchase_order": "purchase-orders"},
-    "vendor-invoices": {"vendor": "vendors", "purchase_order": "purchase-orders"},
-}
-
-
 @dataclass(slots=True)
 class Request:
     method: str
@@ -112,8 +58,11 @@ class Reply:
 
 
 def json_reply(status: int, value: Any, headers: Pairs | None = None) -> Reply:
+    """An answer holding a snapshot of `value`: later changes to a stored record must not
+    reach an answer already given (and recorded)."""
+    snapshot = copy.deepcopy(value)
     return Reply(
-        status, Body("json", value, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
+        status, Body("json", snapshot, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
     )
 
 
@@ -131,8 +80,8 @@ class Erp:
     def __init__(self, now: datetime, tokens: frozenset[str]) -> None:
         self.now = now
         self.tokens = tokens
-        self.records: dict[str, dict[str, Row]] = {name: {} for name in COLLECTIONS}
-        self.counters: dict[str, int] = dict.fromkeys(COLLECTIONS, 0)
+        self.records: dict[str, dict[str, Row]] = {name: {} for name in documents.COLLECTIONS}
+        self.counters: dict[str, int] = dict.fromkeys(documents.COLLECTIONS, 0)
 
     def advance(self, step: timedelta) -> None:
         self.now += step
@@ -151,7 +100,7 @@ class Erp:
         if not request.path.startswith(BASE + "/"):
             raise Refused(404, "not_found", f"no endpoint answers {request.path}")
         parts = request.path[len(BASE) + 1 :].split("/")
-        collection = COLLECTIONS.get(parts[0])
+        collection = documents.COLLECTIONS.get(parts[0])
         if collection is None or len(parts) > 3:
             raise Refused(404, "not_found", f"no endpoint answers {request.path}")
         method = request.method
@@ -220,9 +169,7 @@ class Erp:
         return self.now.strftime(STAMP)
 
     def _create(self, collection: Collection, sent: Row) -> Row:
-        missing = [name for name in collection.required if sent.get(name) in (None, "")]
-        if missing:
-            raise Refused(422, "required", f"{missing[0]} is required", missing[0])
+        documents.required(collection.name, sent)
         self._check_references(collection, sent)
         row = documents.build(self, collection.name, sent)
         row = {
@@ -238,9 +185,7 @@ class Erp:
         return row
 
     def _update(self, collection: Collection, row: Row, sent: Row) -> Row:
-        for name in sent:
-            if name not in collection.writable:
-                raise Refused(422, "read_only", f"{name} cannot be changed", name)
+        documents.writable(collection.name, sent)
         documents.editable(collection.name, row, "change")
         self._check_references(collection, sent)
         merged = {**row, **sent}
@@ -250,7 +195,7 @@ class Erp:
 
     def _delete(self, collection: Collection, row: Row) -> None:
         documents.editable(collection.name, row, "be deleted")
-        for other, fields in REFERENCES.items():
+        for other, fields in documents.REFERENCES.items():
             for name, target in fields.items():
                 if target == collection.name and any(
                     r.get(name) == row["id"] for r in self.records[other].values()
@@ -259,7 +204,7 @@ class Erp:
         del self.records[collection.name][row["id"]]
 
     def _check_references(self, collection: Collection, sent: Row) -> None:
-        for name, target in REFERENCES.get(collection.name, {}).items():
+        for name, target in documents.REFERENCES.get(collection.name, {}).items():
             value = sent.get(name)
             if value is not None and value not in self.records[target]:
                 raise Refused(
