@@ -6,6 +6,8 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from myna.mocks.backends.erp.rules import (
     PO_ACTIONS,
@@ -167,3 +169,32 @@ def test_check_raises_the_first_violation_with_its_status_code_and_field() -> No
         "role",
     )
     check([has_lines(ORDER), approval_limit(Decimal("6000"), "manager")])
+
+
+prices = st.decimals(min_value="0.01", max_value="99999.99", places=2)
+
+
+@given(
+    ordered=st.integers(1, 500),
+    received=st.integers(0, 500),
+    invoiced=st.integers(1, 600),
+    price=prices,
+    billed=prices,
+)
+def test_an_invoice_line_matches_exactly_when_within_receipts_and_price_tolerance(
+    ordered: int, received: int, invoiced: int, price: Decimal, billed: Decimal
+) -> None:
+    order = [OrderLine(1, Decimal(ordered), price, Decimal(min(received, ordered)))]
+    matched = three_way_match(order, [Quantity(1, Decimal(invoiced), billed)]) == []
+    assert matched is (invoiced <= min(received, ordered) and billed <= price * Decimal("1.02"))
+
+
+@given(ordered=st.integers(1, 500), received=st.integers(0, 500), more=st.integers(1, 600))
+def test_a_receipt_is_refused_exactly_when_it_would_pass_the_ordered_quantity(
+    ordered: int, received: int, more: int
+) -> None:
+    already = Decimal(min(received, ordered))
+    order = [OrderLine(1, Decimal(ordered), Decimal("1.00"), already)]
+    refusals = codes(receipt_within_order(order, [Quantity(1, Decimal(more))]))
+    assert (refusals == ["over_receipt"]) is (already + more > ordered)
+    assert refusals in ([], ["over_receipt"])
