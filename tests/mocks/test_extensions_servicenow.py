@@ -1,0 +1,209 @@
+"""The `servicenow` extension on the shipped ITSM model: each rule accepted and refused.
+
+test_itsm_protocol.py checks PROTOCOL.md clause by clause; these are the other side of those
+rules (the write a rule lets through), and the parts of the batch, attachment and OAuth APIs a
+client meets when something goes wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from myna.mocks import Mock, MockClient
+from myna.mocks.auth import Credentials
+from myna.mocks.backends import builtin_model
+from myna.mocks.sqlstore import SqlStore
+
+TABLE = "/api/now/table"
+AGENT = ("itil.agent", "itil-password")
+CLIENT = ("integration-client", "integration-secret")
+
+
+@pytest.fixture(scope="module")
+def mock() -> Mock:
+    model = builtin_model("itsm")
+    credentials = Credentials(users=dict([AGENT, CLIENT]))
+    return Mock(model, SqlStore(model, "sqlite://"), credentials=credentials)
+
+
+@pytest.fixture
+def api(mock: Mock, request: pytest.FixtureRequest) -> MockClient:
+    world = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:60]
+    mock.store.create_world(world)
+    return MockClient(mock, auth=AGENT, world=world, base_url="https://example.service-now.com")
+
+
+def create(api: MockClient, table: str, **values: str) -> dict[str, Any]:
+    response = api.post(f"{TABLE}/{table}", json=values)
+    assert response.status == 201, response.json()
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def incident(api: MockClient, **values: str) -> dict[str, Any]:
+    return create(api, "incident", short_description="mail down", **values)
+
+
+def test_an_assignee_who_is_a_member_of_the_group_is_accepted(api: MockClient) -> None:
+    user = create(api, "sys_user", user_name="ben.ng", first_name="Ben", last_name="Ng")
+    group = create(api, "sys_user_group", name="Network")
+    create(api, "sys_user_grmember", user=user["sys_id"], group=group["sys_id"])
+    response = api.patch(
+        f"{TABLE}/incident/{incident(api)['sys_id']}",
+        json={"assignment_group": group["sys_id"], "assigned_to": user["sys_id"]},
+    )
+    assert response.status == 200
+
+
+def test_an_outsider_is_refused_with_the_names_of_person_and_group(api: MockClient) -> None:
+    user = create(api, "sys_user", user_name="ben.ng", first_name="Ben", last_name="Ng")
+    group = create(api, "sys_user_group", name="Network")
+    response = api.post(
+        f"{TABLE}/incident",
+        json={
+            "short_description": "x",
+            "assignment_group": group["sys_id"],
+            "assigned_to": user["sys_id"],
+        },
+    )
+    assert response.status == 403
+    assert response.json()["error"] == {
+        "message": "Operation Failed",
+        "detail": "Invalid update: Ben Ng is not a member of assignment group Network",
+    }
+
+
+def test_resolving_with_the_resolution_fields_is_accepted(api: MockClient) -> None:
+    path = f"{TABLE}/incident/{incident(api)['sys_id']}"
+    resolved = api.patch(
+        path, json={"state": "6", "close_code": "Solution provided", "close_notes": "Reset."}
+    )
+    assert (resolved.status, resolved.json()["result"]["incident_state"]) == (200, "6")
+
+
+@pytest.mark.parametrize(
+    ("impact", "urgency", "priority"),
+    [("1", "1", "1"), ("1", "3", "3"), ("2", "2", "3"), ("3", "3", "5")],
+    ids=["1x1", "1x3", "2x2", "3x3"],
+)
+def test_priority_follows_impact_and_urgency_on_update_too(
+    api: MockClient, impact: str, urgency: str, priority: str
+) -> None:
+    path = f"{TABLE}/incident/{incident(api, impact='2', urgency='3')['sys_id']}"
+    updated = api.patch(path, json={"impact": impact, "urgency": urgency}).json()["result"]
+    assert updated["priority"] == priority
+
+
+def test_display_value_all_labels_choices_and_keeps_internal_timestamps(api: MockClient) -> None:
+    record = incident(api, impact="1", urgency="1")
+    shown = api.get(
+        f"{TABLE}/incident/{record['sys_id']}",
+        params={"sysparm_display_value": "all", "sysparm_fields": "state,priority,opened_at"},
+    ).json()["result"]
+    assert shown["state"] == {"display_value": "New", "value": "1"}
+    assert shown["priority"] == {"display_value": "1 - Critical", "value": "1"}
+    opened = shown["opened_at"]
+    assert opened["value"] == opened["display_value_internal"] == record["opened_at"]
+
+
+def test_the_v1_table_path_and_an_unknown_table_under_it(api: MockClient) -> None:
+    record = incident(api)
+    assert api.get(f"/api/now/v1/table/incident/{record['sys_id']}").status == 200
+    missing = api.get("/api/now/v1/table/no_such_table")
+    assert (missing.status, missing.json()["error"]["message"]) == (
+        400,
+        "Invalid table no_such_table",
+    )
+
+
+def test_a_batch_answers_each_inner_refusal_in_place(api: MockClient) -> None:
+    record = incident(api)
+
+    def encoded(value: object) -> str:
+        return base64.b64encode(json.dumps(value).encode()).decode()
+
+    requests = [
+        {"id": "ok", "method": "PATCH", "url": f"{TABLE}/incident/{record['sys_id']}"}
+        | {"body": encoded({"urgency": "1"})},
+        {"id": "refused", "method": "PATCH", "url": f"{TABLE}/incident/{record['sys_id']}"}
+        | {"body": encoded({"state": "6"})},
+        {"id": "gone", "method": "DELETE", "url": f"{TABLE}/incident/{'0' * 32}"},
+    ]
+    answer = api.post(
+        "/api/now/v1/batch", json={"batch_request_id": 7, "rest_requests": requests}
+    ).json()
+    served = {item["id"]: item for item in answer["serviced_requests"]}
+    assert answer["batch_request_id"] == "7"
+    assert {key: item["status_code"] for key, item in served.items()} == {
+        "ok": 200,
+        "refused": 403,
+        "gone": 404,
+    }
+    refusal = json.loads(base64.b64decode(served["refused"]["body"]))
+    assert refusal["error"]["message"] == "Operation Failed"
+
+
+def test_a_batch_without_credentials_is_the_recorded_401(mock: Mock) -> None:
+    response = MockClient(mock).post("/api/now/v1/batch", json={"rest_requests": []})
+    assert response.status == 401
+
+
+def test_an_attachment_is_listed_read_and_deleted_with_its_bytes(api: MockClient) -> None:
+    record = incident(api)
+    uploaded = api.post(
+        "/api/now/attachment/file",
+        params={"file_name": "a.txt", "table_name": "incident", "table_sys_id": record["sys_id"]},
+        content=b"hello",
+        headers={"Content-Type": "text/plain"},
+    )
+    meta = uploaded.json()["result"]
+    assert (meta["size_bytes"], meta["content_type"]) == ("5", "text/plain")
+    listed = api.get(
+        "/api/now/attachment",
+        params={"sysparm_query": f"table_name=incident^table_sys_id={record['sys_id']}"},
+    )
+    assert [row["file_name"] for row in listed.json()["result"]] == ["a.txt"]
+    downloaded = api.get(f"/api/now/attachment/{meta['sys_id']}/file")
+    assert (downloaded.body, downloaded.header("Content-Type")) == (b"hello", "text/plain")
+    assert api.delete(f"/api/now/attachment/{meta['sys_id']}").status == 204
+    assert api.get(f"/api/now/attachment/{meta['sys_id']}/file").status == 404
+
+
+def test_an_upload_to_a_record_that_does_not_exist_is_refused(api: MockClient) -> None:
+    response = api.post(
+        "/api/now/attachment/file",
+        params={"file_name": "a.txt", "table_name": "incident", "table_sys_id": "0" * 32},
+        content=b"hello",
+    )
+    assert response.status == 400
+
+
+def _token(api: MockClient, **form: str) -> Any:
+    return api.post(
+        "/oauth_token.do",
+        content=urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": ""},
+    )
+
+
+def test_client_credentials_get_no_refresh_token(api: MockClient) -> None:
+    granted = _token(
+        api, grant_type="client_credentials", client_id=CLIENT[0], client_secret=CLIENT[1]
+    ).json()
+    assert set(granted) == {"access_token", "scope", "token_type", "expires_in"}
+
+
+def test_a_refreshed_token_authenticates_and_an_unknown_refresh_token_is_refused(
+    api: MockClient,
+) -> None:
+    granted = _token(api, grant_type="password", username=AGENT[0], password=AGENT[1]).json()
+    refreshed = _token(api, grant_type="refresh_token", refresh_token=granted["refresh_token"])
+    bearer = {"Authorization": f"Bearer {refreshed.json()['access_token']}"}
+    assert api.get(f"{TABLE}/incident", headers=bearer).status == 200
+    assert _token(api, grant_type="refresh_token", refresh_token="forged").status == 401
