@@ -8,8 +8,8 @@ Measures, best of `--repeat`, in one process:
 - building an empty world store and the runtime (`SqlStore` + `Mock`);
 - seeding 20 records per resource (what `myna serve` does by default) and starting the default
   world from that snapshot;
-- loading the consistent reference world instead (`reference_world()`: the reference service runs
-  every chapter, and its records are loaded as the base snapshot);
+- loading the consistent reference world instead, as `myna serve erp --seed-dir` does (the shipped
+  `reference_world/` seed files, each record checked against the model);
 - load plus either seed: the start-up cost the issue bounds at two seconds.
 """
 
@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+WORLD = ROOT / "myna" / "mocks" / "backends" / "erp" / "reference_world"
 sys.path.insert(0, str(ROOT))
 
 from myna.mocks import Mock  # noqa: E402
 from myna.mocks.backends import BACKENDS  # noqa: E402
 from myna.mocks.backends.erp.corpus import build_corpus  # noqa: E402
-from myna.mocks.backends.erp.world import reference_world  # noqa: E402
-from myna.mocks.seed import counters_after, seed  # noqa: E402
+from myna.mocks.seed import seed, seed_from_files  # noqa: E402
 from myna.mocks.sqlstore import SqlStore  # noqa: E402
 
 
@@ -64,9 +64,7 @@ def main() -> None:
 
     def start_consistent() -> None:
         store = SqlStore(model, "sqlite://")
-        records = reference_world()
-        sequences = counters_after(model, records)
-        snapshot = store.load_base(records, "reference", sequences=sequences)
+        snapshot = seed_from_files(model, store, WORLD)
         store.create_world("default", from_snapshot=snapshot)
         Mock(model, store)
 

@@ -5,6 +5,7 @@ extension), with the documented status, code and field."""
 from __future__ import annotations
 
 from decimal import Decimal
+from importlib.resources import as_file, files
 from typing import Any
 
 import pytest
@@ -12,9 +13,9 @@ import pytest
 from myna.mocks import Mock
 from myna.mocks.backends import builtin_model
 from myna.mocks.backends.erp.rules import PRICE_TOLERANCE, OrderLine, Quantity, three_way_match
-from myna.mocks.backends.erp.world import reference_world
+from myna.mocks.backends.erp.world import reference_world, seed_files
 from myna.mocks.client import MockClient
-from myna.mocks.seed import counters_after, seed
+from myna.mocks.seed import seed, seed_from_files
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import ServiceModel
 
@@ -30,12 +31,22 @@ def model() -> ServiceModel:
 
 @pytest.fixture
 def erp(model: ServiceModel) -> MockClient:
-    """The runtime over the reference world (every record the corpus left behind)."""
+    """The runtime over the shipped reference world, loaded as `myna serve erp --seed-dir` does
+    (every record checked against the model's schemas)."""
     store = SqlStore(model, "sqlite://")
-    records = reference_world()
-    snapshot = store.load_base(records, "reference", sequences=counters_after(model, records))
+    with as_file(files("myna.mocks.backends.erp").joinpath("reference_world")) as directory:
+        snapshot = seed_from_files(model, store, directory)
     store.create_world("default", from_snapshot=snapshot)
     return MockClient(Mock(model, store, seed=0), headers=TOKEN, world="default")
+
+
+def test_the_shipped_reference_world_is_what_the_reference_service_leaves() -> None:
+    shipped = files("myna.mocks.backends.erp").joinpath("reference_world")
+    for name, text in seed_files(reference_world()).items():
+        assert shipped.joinpath(name).read_text(encoding="utf-8") == text, (
+            "regenerate: python -m myna.mocks.backends.erp.world "
+            "-o myna/mocks/backends/erp/reference_world"
+        )
 
 
 def call(client: MockClient, method: str, path: str, body: Any = None) -> tuple[int, Json]:
