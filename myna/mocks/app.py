@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.rejection import Rejection
 from myna.mocks.runtime import Mock
+from myna.mocks.validation import ResponseContractError
 
 __all__ = ["MockAsgi", "create_app"]
 
@@ -59,10 +60,18 @@ class MockAsgi:
         request = _request(scope, await _body(receive, self.mock.max_body_bytes))
         if isinstance(request, Rejection):
             response = self.mock.error_response(request)
-        elif self.threadpool:
-            response = await run_in_threadpool(self.mock.handle, request)
         else:
-            response = self.mock.handle(request)
+            try:
+                if self.threadpool:
+                    response = await run_in_threadpool(self.mock.handle, request)
+                else:
+                    response = self.mock.handle(request)
+            except ResponseContractError as broken:
+                # Strict mode caught the mock breaking its own model: a server error, said so.
+                payload = {"error": {"kind": broken.kind, "message": str(broken)}}
+                response = MockResponse(
+                    500, [("Content-Type", "application/json")], payload=payload
+                )
         if response.delay > 0:
             await asyncio.sleep(response.delay)
         await _send(send, response)

@@ -167,3 +167,17 @@ def _wait_for(url: str, ca_file: Path, auth: tuple[str, str]) -> httpx.Response:
         if time.monotonic() > deadline:
             raise AssertionError(f"{url} did not answer within 20 s")
         time.sleep(0.1)
+
+
+def test_strict_mode_answers_500_when_the_mock_breaks_its_own_model() -> None:
+    mock = build_mock()
+    broken = {"sys_id": "c" * 32, "short_description": "x", "state": "99"}  # not a state
+    mock.store.create_world(
+        "broken", from_snapshot=mock.store.load_base(iter([("incident", "c" * 32, broken)]), "bad")
+    )
+    with serving(mock) as running:
+        response = httpx.get(f"{running.base_url}/worlds/broken{INCIDENTS}/{'c' * 32}", auth=USER)
+
+    assert response.status_code == 500
+    assert response.json()["error"]["kind"] == "response_contract"
+    assert "result/state" in response.json()["error"]["message"]
