@@ -82,11 +82,14 @@ def _unknown_table(mock: Any, request: MockRequest, path: str) -> Rejection | No
 # -- §2.1 display values -----------------------------------------------------------------------
 
 
+# Every column by table and name: rendering looks up each field of each record.
+_COLUMNS: Final[dict[str, dict[str, Column]]] = {
+    name: {column.name: column for column in table.columns} for name, table in TABLES.items()
+}
+
+
 def _column(resource: str, name: str) -> Column | None:
-    table = TABLES.get(_TABLE_OF.get(resource, resource))
-    if table is None or name not in table.names:
-        return None
-    return table.column(name)
+    return _COLUMNS.get(_TABLE_OF.get(resource, resource), {}).get(name)
 
 
 def render(call: RenderCall) -> dict[str, Any]:
