@@ -207,3 +207,28 @@ def test_a_refreshed_token_authenticates_and_an_unknown_refresh_token_is_refused
     bearer = {"Authorization": f"Bearer {refreshed.json()['access_token']}"}
     assert api.get(f"{TABLE}/incident", headers=bearer).status == 200
     assert _token(api, grant_type="refresh_token", refresh_token="forged").status == 401
+
+
+def test_resolving_then_closing_stamps_who_and_when_and_deactivates(api: MockClient) -> None:
+    agent = create(api, "sys_user", user_name=AGENT[0], first_name="Ida", last_name="Agent")
+    opened = incident(api)
+    assert opened["opened_by"]["value"] == agent["sys_id"]
+    path = f"{TABLE}/incident/{opened['sys_id']}"
+    resolution = {"close_code": "Solution provided", "close_notes": "Reset."}
+    resolved = api.patch(path, json={"state": "6", **resolution}).json()["result"]
+    closed = api.patch(path, json={"state": "7"}).json()["result"]
+    assert resolved["resolved_at"] != ""
+    assert resolved["resolved_by"]["value"] == closed["closed_by"]["value"] == agent["sys_id"]
+    assert (closed["active"], closed["closed_at"] != "") == ("false", True)
+
+
+def test_a_closed_incident_refuses_every_update_a_resolved_one_accepts(api: MockClient) -> None:
+    path = f"{TABLE}/incident/{incident(api)['sys_id']}"
+    api.patch(path, json={"state": "6", "close_code": "Solution provided", "close_notes": "x"})
+    assert api.patch(path, json={"description": "more detail"}).status == 200
+    api.patch(path, json={"state": "7"})
+    refused = api.patch(path, json={"description": "after closing"})
+    assert (refused.status, refused.json()["error"]["detail"]) == (
+        403,
+        "ACL Exception Update Failed due to security constraints",
+    )

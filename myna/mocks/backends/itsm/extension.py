@@ -35,6 +35,7 @@ from myna.mocks.backends.itsm.instance import (
     EXTERNAL,
     JOURNAL_FIELDS,
     PRIORITY,
+    acl_refusal,
     attachment_values,
     data_policy,
     page_links,
@@ -53,6 +54,7 @@ from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.query import And, Condition, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
+from myna.schemas.model import StateMachine
 
 _JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
 _TABLE_PATH: Final = re.compile(r"^/api/now/table/([^/]+)")
@@ -65,6 +67,9 @@ ATTACHMENT_CONTENT: Final = "sys_attachment_doc"
 _UNAUDITED: Final = frozenset({"sys_updated_on", "sys_updated_by", "sys_mod_count"})
 _SYSTEM_TABLES: Final = frozenset({"sys_audit", "sys_journal_field", ATTACHMENT})
 _TOKEN_LIFETIME: Final = 1799
+# Values that entering a state writes and no column kind implies: closing a task deactivates it,
+# asking a change for authorization requests its approval.
+_ENTRY_VALUES: Final = {"active": "false", "approval": "requested"}
 
 
 # -- §2 paths and unknown tables -------------------------------------------------------------
@@ -266,7 +271,9 @@ def before_write(call: WriteCall) -> None:
         after["incident_state"] = after.get("state", "")
     if resource == "problem":
         after["problem_state"] = after.get("state", "")
+    _refuse_finished(call)
     _data_policies(call, resource)
+    _state_entry(call, resource)
     _check_assignment(call)
 
 
@@ -292,6 +299,56 @@ def _derive_priority(before: Record | None, after: Record) -> None:
     moved = before is None or pair != (_text(before.get("impact")), _text(before.get("urgency")))
     if moved and pair in PRIORITY:
         after["priority"] = PRIORITY[pair]
+
+
+def _refuse_finished(call: WriteCall) -> None:
+    """A record in a state its state model never leaves (Closed, Canceled) is read-only: the
+    platform's ACL refuses every update, not only a change of state."""
+    if call.kind != "update" or call.before is None:
+        return
+    for machine in call.resource.state_machines:
+        state = _text(call.before.get(machine.field))
+        if machine.evidence.pinned and state and _is_terminal(machine, state):
+            refusal = acl_refusal()
+            raise Rejection(refusal.status, refusal.message, detail=refusal.detail)
+
+
+def _is_terminal(machine: StateMachine, state: str) -> bool:
+    return state in machine.states and not any(t.source == state for t in machine.transitions)
+
+
+def _state_entry(call: WriteCall, resource: str) -> None:
+    """Business rules that stamp who and when on entering a state (resolved_at, closed_by, ...).
+
+    Only the reviewed machines' `changes_on_entry` are applied: a learned machine's co-changing
+    fields are evidence of what happened in the corpus, not rules the mock can replay.
+    """
+    for machine in call.resource.state_machines:
+        target = _text(call.after.get(machine.field))
+        if not machine.evidence.pinned or not target:
+            continue
+        if call.before is not None and _text(call.before.get(machine.field)) == target:
+            continue
+        for name in machine.changes_on_entry.get(target, []):
+            value = _entry_value(call, resource, name)
+            if value is not None:
+                call.after[name] = value
+
+
+def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
+    """What entering a state writes into `name`, by the column's kind; None: nothing known."""
+    if name in _ENTRY_VALUES:
+        return _ENTRY_VALUES[name]
+    column = _column(resource, name)
+    if column is None:
+        return None
+    if column.kind in ("datetime", "date"):
+        stamp = call.mock.stamp()
+        return stamp if column.kind == "datetime" else stamp[:10]
+    if column.kind == "reference" and column.target == "sys_user" and name.endswith("_by"):
+        user = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
+        return _text(user.get("sys_id")) if user is not None else None
+    return None
 
 
 def _data_policies(call: WriteCall, resource: str) -> None:
