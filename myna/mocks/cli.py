@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from myna.errors import MockError
+from myna.mocks.backends import resolve_model
 
 if TYPE_CHECKING:
     from myna.mocks.sqlstore import SqlStore
@@ -17,7 +18,11 @@ if TYPE_CHECKING:
 
 
 def register(app: typer.Typer) -> None:
+    from myna.mocks.tools import register_tools_command
+
     app.command("serve")(serve)
+    register_tools_command(app)
+    app.command("conformance")(conformance)
 
 
 def serve(
@@ -95,24 +100,6 @@ def serve(
         server.run()
 
 
-def resolve_model(spec: str) -> ServiceModel:
-    """MODEL as given to `myna serve`: a model file when one exists at that path, else a built-in
-    back end of that name."""
-    from myna.mocks.backends import BACKENDS, builtin_model
-    from myna.schemas.openapi import load
-
-    path = Path(spec)
-    if path.exists():
-        return load(path)
-    if spec in BACKENDS:
-        return builtin_model(spec)
-    known = ", ".join(sorted(BACKENDS))
-    raise MockError(
-        f"{spec!r} is neither a model file nor a built-in back end (there are: {known})",
-        field="MODEL",
-    )
-
-
 def _seed_default_world(
     model: ServiceModel, store: SqlStore, *, seed: int, records: int, seed_dir: Path | None
 ) -> None:
@@ -128,3 +115,24 @@ def _seed_default_world(
     elif records > 0:
         snapshot = seed_store(model, store, seed=seed, records=records)
     store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)
+
+
+def conformance(
+    model_spec: Annotated[
+        str, typer.Argument(metavar="MODEL", help="Service model file, or a built-in back end.")
+    ],
+    traces: Annotated[list[Path], typer.Argument(metavar="TRACES...", help="Recorded traces.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    db: Annotated[str, typer.Option(help="SQLAlchemy URL of the store to replay in.")] = (
+        "sqlite://"
+    ),
+    any_host: Annotated[
+        bool, typer.Option("--any-host", help="Compare recordings of any host, by path.")
+    ] = False,
+) -> None:
+    """Replay recorded requests against a world seeded from them; report what matches."""
+    from myna.mocks.conformance import conformance_command
+
+    model = resolve_model(model_spec)
+    status = conformance_command(model, traces, json_output=json_output, db=db, any_host=any_host)
+    raise typer.Exit(status)

@@ -568,8 +568,8 @@ def register_tools_command(app: typer.Typer) -> None:
 
 
 def tools_command(
-    model_path: Annotated[
-        Path, typer.Argument(metavar="MODEL", help="Service model (OpenAPI 3.1 YAML).")
+    model_spec: Annotated[
+        str, typer.Argument(metavar="MODEL", help="Service model file, or a built-in back end.")
     ],
     format_: Annotated[
         ToolFormat,
@@ -580,9 +580,9 @@ def tools_command(
     ] = None,
 ) -> None:
     """Print function-calling tool definitions, one per operation of the model."""
-    from myna.schemas.openapi import load
+    from myna.mocks.backends import resolve_model
 
-    toolbox = Toolbox(load(model_path))
+    toolbox = Toolbox(resolve_model(model_spec))
     rendered = toolbox.render(format_)
     text = json.dumps(rendered, indent=2, ensure_ascii=False) + "\n"
     if output is None:

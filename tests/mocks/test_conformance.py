@@ -11,7 +11,6 @@ from jsonschema import Draft202012Validator
 
 from myna.mocks.conformance import (
     body_schema,
-    conformance_command,
     first_violation,
     recorded_records,
     run_conformance,
@@ -204,15 +203,19 @@ def test_the_servicenow_recordings_conform(
 
 @pytest.mark.corpus
 def test_the_command_prints_a_json_report(
-    servicenow: tuple[ServiceModel, list[Session]],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    servicenow: tuple[ServiceModel, list[Session]], tmp_path: Path
 ) -> None:
+    from typer.testing import CliRunner
+
+    from myna.cli import app
     from myna.schemas.openapi import save
 
     model, _ = servicenow
     save(model, tmp_path / "model.yaml")
-    status = conformance_command(tmp_path / "model.yaml", SERVICENOW_HARS[:2], json_output=True)
-    printed = json.loads(capsys.readouterr().out)
+    traces = [str(path) for path in SERVICENOW_HARS[:2]]
+    result = CliRunner().invoke(
+        app, ["conformance", str(tmp_path / "model.yaml"), *traces, "--json"]
+    )
+    printed = json.loads(result.stdout)
     assert printed["total"] > 0
-    assert status == (0 if printed["mismatches"] == [] else 1)
+    assert result.exit_code == (0 if printed["mismatches"] == [] else 1)

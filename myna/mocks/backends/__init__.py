@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import as_file, files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from myna.errors import MockError
 from myna.schemas.model import ServiceModel
 
-__all__ = ["BACKENDS", "Backend", "builtin_model", "register_backend"]
+__all__ = ["BACKENDS", "Backend", "builtin_model", "register_backend", "resolve_model"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +105,19 @@ register_backend(
         package="myna.mocks.backends.erp",
     )
 )
+
+
+def resolve_model(spec: str) -> ServiceModel:
+    """A model file when one exists at that path, else the built-in back end of that name."""
+    from myna.schemas.openapi import load
+
+    path = Path(spec)
+    if path.exists():
+        return load(path)
+    if spec in BACKENDS:
+        return builtin_model(spec)
+    known = ", ".join(sorted(BACKENDS))
+    raise MockError(
+        f"{spec!r} is neither a model file nor a built-in back end (there are: {known})",
+        field="MODEL",
+    )
