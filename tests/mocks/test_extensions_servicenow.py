@@ -232,3 +232,25 @@ def test_a_closed_incident_refuses_every_update_a_resolved_one_accepts(api: Mock
         403,
         "ACL Exception Update Failed due to security constraints",
     )
+
+
+def test_a_change_is_scheduled_by_its_approval_and_not_before(api: MockClient) -> None:
+    change = create(api, "change_request", short_description="patch the VPN concentrator")
+    path = f"{TABLE}/change_request/{change['sys_id']}"
+    for state in ("-4", "-3"):
+        assert api.patch(path, json={"state": state}).status == 200
+    early = api.patch(path, json={"state": "-2"})
+    assert (early.status, early.json()["error"]["detail"]) == (
+        403,
+        f"Change {change['number']} cannot move to Scheduled: it has not been approved",
+    )
+    approved = api.patch(path, json={"approval": "approved"}).json()["result"]
+    assert (approved["state"], approved["approval"]) == ("-2", "approved")
+
+
+def test_a_rejected_change_goes_back_to_new(api: MockClient) -> None:
+    change = create(api, "change_request", short_description="swap the core switch")
+    path = f"{TABLE}/change_request/{change['sys_id']}"
+    api.patch(path, json={"state": "-4"})
+    assert api.patch(path, json={"state": "-3"}).json()["result"]["approval"] == "requested"
+    assert api.patch(path, json={"approval": "rejected"}).json()["result"]["state"] == "-5"

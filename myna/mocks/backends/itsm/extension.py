@@ -70,6 +70,10 @@ _TOKEN_LIFETIME: Final = 1799
 # Values that entering a state writes and no column kind implies: closing a task deactivates it,
 # asking a change for authorization requests its approval.
 _ENTRY_VALUES: Final = {"active": "false", "approval": "requested"}
+# The normal change model: the states past Authorize need an approved change.
+_AUTHORIZE: Final = "-3"
+_DECIDED: Final = {"approved": "-2", "rejected": "-5"}
+_NEEDS_APPROVAL: Final = frozenset({"-2", "-1", "0", "3"})
 
 
 # -- §2 paths and unknown tables -------------------------------------------------------------
@@ -272,6 +276,8 @@ def before_write(call: WriteCall) -> None:
     if resource == "problem":
         after["problem_state"] = after.get("state", "")
     _refuse_finished(call)
+    if resource == "change_request":
+        _change_approval(call)
     _data_policies(call, resource)
     _state_entry(call, resource)
     _check_assignment(call)
@@ -315,6 +321,27 @@ def _refuse_finished(call: WriteCall) -> None:
 
 def _is_terminal(machine: StateMachine, state: str) -> bool:
     return state in machine.states and not any(t.source == state for t in machine.transitions)
+
+
+def _change_approval(call: WriteCall) -> None:
+    """An approval decided in Authorize moves the change (approved: Scheduled, rejected: New);
+    no change is scheduled, implemented, reviewed or closed without approval."""
+    before, after = call.before, call.after
+    state = _text(after.get("state"))
+    if before is not None and state == _text(before.get("state")) == _AUTHORIZE:
+        decision = _text(after.get("approval"))
+        if decision != _text(before.get("approval")) and decision in _DECIDED:
+            state = after["state"] = _DECIDED[decision]
+    entering = before is None or state != _text(before.get("state"))
+    if entering and state in _NEEDS_APPROVAL and _text(after.get("approval")) != "approved":
+        label = CHOICES["change_state"].get(state, state)
+        raise Rejection(
+            403,
+            "Operation Failed",
+            detail=f"Change {_text(after.get('number'))} cannot move to {label}: "
+            "it has not been approved",
+            fields=("approval",),
+        )
 
 
 def _state_entry(call: WriteCall, resource: str) -> None:
