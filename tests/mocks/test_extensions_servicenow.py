@@ -254,3 +254,18 @@ def test_a_rejected_change_goes_back_to_new(api: MockClient) -> None:
     api.patch(path, json={"state": "-4"})
     assert api.patch(path, json={"state": "-3"}).json()["result"]["approval"] == "requested"
     assert api.patch(path, json={"approval": "rejected"}).json()["result"]["state"] == "-5"
+
+
+def test_a_reference_into_a_table_the_model_does_not_serve_is_kept(api: MockClient) -> None:
+    company = "0" * 31 + "1"
+    record = incident(api, company=company)
+    shown = api.get(
+        f"{TABLE}/incident/{record['sys_id']}",
+        params={"sysparm_fields": "company", "sysparm_display_value": "all"},
+    ).json()["result"]
+    assert shown["company"]["value"] == company
+
+
+def test_a_reference_to_a_missing_record_of_a_served_table_is_refused(api: MockClient) -> None:
+    response = api.post(f"{TABLE}/incident", json={"short_description": "x", "caller_id": "0" * 32})
+    assert response.status == 400
