@@ -14,7 +14,8 @@ The hooks, in the order a request meets them:
 - `before_write` / `after_write`: on create, update and delete, inside the request's transaction:
   derive fields into `WriteCall.after`, refuse with a `Rejection`, or write side-effect records;
 - `render`: rewrite one rendered record given the request's parameters (display values);
-- `link_header`: the service's own `Link` header for a list page.
+- `link_header`: the service's own `Link` header for a list page;
+- `refusal`: the service's own words for a refusal the generic runtime raised (by its `code`).
 
 The registry is a dict plus `register_extension`; duplicates raise.
 """
@@ -145,6 +146,10 @@ class Extension:
     after_write: Callable[[WriteCall], None] | None = None
     render: Callable[[RenderCall], dict[str, Any]] | None = None
     link_header: Callable[[PageCall], str | None] | None = None
+    refusal: Callable[[Rejection], Rejection] | None = None
+    # Resources the extension writes on its own, beside the records a client changes (audit
+    # trails, journals): a verifier's collateral-damage guard must not blame the agent for them.
+    side_effect_resources: frozenset[str] = frozenset()
 
 
 EXTENSIONS: dict[str, Extension] = {}
@@ -196,6 +201,10 @@ class Extensions:
         self._after = tuple(e.after_write for e in chosen if e.after_write is not None)
         self._render = tuple(e.render for e in chosen if e.render is not None)
         self._links = tuple(e.link_header for e in chosen if e.link_header is not None)
+        self._refusals = tuple(e.refusal for e in chosen if e.refusal is not None)
+        self.side_effect_resources = frozenset(
+            name for extension in chosen for name in extension.side_effect_resources
+        )
         # The runtime skips the per-record hooks entirely when no extension has one.
         self.renders = bool(self._render)
         self.writes = bool(self._before or self._after)
@@ -244,6 +253,11 @@ class Extensions:
                 )
             )
         return rendered
+
+    def refusal(self, rejection: Rejection) -> Rejection:
+        for hook in self._refusals:
+            rejection = hook(rejection)
+        return rejection
 
     def link_header(self, call: PageCall) -> str | None:
         """The first extension's Link header (only call when `links` is true)."""
