@@ -55,6 +55,10 @@ _FIELDS_PARAMS = ("fields", "_fields", "sysparm_fields")
 Clock = Callable[[], float]
 
 
+_NO_DRAWS = random.Random(0)
+"""Counter formats draw nothing; `mint_id` still takes a generator."""
+
+
 class Mock:
     """A service model served as a stateful mock. `handle` is the whole API.
 
@@ -98,9 +102,11 @@ class Mock:
         for contract in operations:
             self.router.add(contract.operation.method, contract.operation.path, contract)
         self.extensions = extensions_for(model)
-        # Seeded for repeatable runs; unseeded by default so processes sharing a database
-        # never mint the same ids.
-        self._random = random.Random(seed)
+        # Random ids are drawn from the world's base snapshot, a per-world draw counter and this
+        # salt, so a world forked twice from one snapshot mints the same ids in the same order
+        # (reruns of an episode are comparable), while draws within one world never repeat,
+        # even across processes sharing a database.
+        self._id_salt = str(seed) if seed is not None else secrets.token_hex(8)
         self._faults: dict[str, FaultState] = {}
         self._logs: dict[str, CallLog] = {}
         self._log_capacity = call_log_capacity
@@ -687,10 +693,15 @@ class Mock:
         return str(self._mint(resource, spec.id_field, spec.id_format, tx))
 
     def _mint(self, resource: ResourceContract, name: str, fmt: IdFormat, tx: Transaction) -> Any:
+        counter = ids.counter_name(resource.resource.name, name)
         number = None
         if ids.needs_counter(fmt):
-            number = tx.next_sequence(ids.counter_name(resource.resource.name, name), fmt.start)
-        value = ids.mint_id(fmt, self._random, number=number, now_ms=int(self.clock() * 1000))
+            number = tx.next_sequence(counter, fmt.start)
+            rng = _NO_DRAWS
+        else:
+            draw = tx.next_sequence(f"{counter}#draw", 1)
+            rng = random.Random(f"{self._id_salt}|{tx.base_snapshot()}|{counter}|{draw}")
+        value = ids.mint_id(fmt, rng, number=number, now_ms=int(self.clock() * 1000))
         field = resource.resource.fields.get(name)
         if (
             field is not None

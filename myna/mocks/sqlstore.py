@@ -463,6 +463,10 @@ class SqlTransaction:
             self._cursor.execute(self._store._sql.new_write_token, (uuid.uuid4().hex, self._world))
             self._written = True
 
+    def base_snapshot(self) -> str | None:
+        base = self._base()
+        return None if base is None else base.id
+
     def _base(self) -> _Layer | None:
         if not self._loaded:
             self._base_layer = self._store._world_base(self._cursor, self._world)

@@ -81,6 +81,10 @@ class Transaction(Protocol):
         """The next value of a per-world counter (INC0010001 numbering, integer ids)."""
         ...
 
+    def base_snapshot(self) -> str | None:
+        """The id of the snapshot the world stands on (None: a world created empty)."""
+        ...
+
 
 class Store(Protocol):
     """Worlds and their records. Thread-safe; one `transaction` per request."""

@@ -72,6 +72,7 @@ from myna.replay.logs import (
     record_id,
     records_in,
 )
+from myna.replay.mock_world import side_effect_resources
 from myna.replay.run import Routes
 from myna.replay.verify import first_number, matches, normalise, scalar
 from myna.replay.world import WorldFactory
@@ -619,6 +620,7 @@ def assemble(
             name="no collateral changes",
             allowed=allowed,
             ignore_fields=_server_maintained(model, plan.goals),
+            ignore_resources=side_effect_resources(model),
         )
     )
     checks.append(Policy(name="policy", forbidden=list(plan.forbidden)))

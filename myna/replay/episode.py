@@ -160,11 +160,13 @@ class AllowedChange(_Model):
 
 
 class NoCollateral(_Check):
-    """Nothing changed outside `allowed`; `ignore_fields` are maintained by the server."""
+    """Nothing changed outside `allowed`; `ignore_fields` are maintained by the server, and
+    `ignore_resources` are written by the service itself as side effects (audit trails)."""
 
     kind: Literal["no_collateral"] = "no_collateral"
     allowed: list[AllowedChange] = Field(default_factory=list)
     ignore_fields: list[str] = Field(default_factory=list)
+    ignore_resources: list[str] = Field(default_factory=list)
 
 
 AnswerMode = Literal["exact", "normalised", "number", "contains"]

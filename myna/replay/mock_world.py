@@ -53,6 +53,14 @@ def load_model(ref: ModelRef, *, base: Path | None = None) -> ServiceModel:
     return builtin_model(str(ref.name))
 
 
+def side_effect_resources(model: ServiceModel) -> list[str]:
+    """Resources the service writes itself beside a client's changes (audit trails, journals),
+    which an episode's collateral guard ignores."""
+    from myna.mocks.extensions import extensions_for
+
+    return sorted(extensions_for(model).side_effect_resources)
+
+
 def stored(record: Record, resource: Resource) -> Record:
     """A logged (wire) record in the mock's stored form: references hold the target's id."""
     out = dict(record)

@@ -401,7 +401,10 @@ def _allows(allowed: AllowedChange, change: RecordChange, ignored: set[str]) -> 
 @CHECKS.register("no_collateral")
 def _no_collateral(check: NoCollateral, outcome: Outcome) -> Findings:
     ignored = set(check.ignore_fields)
+    side_effects = set(check.ignore_resources)
     for change in outcome.changes:
+        if change.resource in side_effects:
+            continue
         if change.kind == "updated" and not changed_fields(change) - ignored:
             continue
         if not any(_allows(allowed, change, ignored) for allowed in check.allowed):

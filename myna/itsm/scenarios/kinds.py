@@ -42,6 +42,7 @@ from myna.replay.episode import (
     Step,
     Verifier,
 )
+from myna.replay.mock_world import side_effect_resources
 from myna.schemas.model import ServiceModel
 
 ScenarioKind = Literal[
@@ -225,7 +226,12 @@ def _ignored(model: ServiceModel, table: str) -> list[str]:
 def _guards(source: Source, allowed: list[AllowedChange]) -> list[Check]:
     ignore = sorted({*_ignored(source.model, "incident"), "incident_state"})
     return [
-        NoCollateral(name="no_collateral", allowed=allowed, ignore_fields=ignore),
+        NoCollateral(
+            name="no_collateral",
+            allowed=allowed,
+            ignore_fields=ignore,
+            ignore_resources=side_effect_resources(source.model),
+        ),
         Policy(
             name="policy",
             # No ITSM task here deletes anything; a delete is never the answer.
