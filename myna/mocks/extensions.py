@@ -157,7 +157,10 @@ EXTENSIONS: dict[str, Extension] = {}
 
 # Extensions that ship with Myna register themselves when their module is imported; a model
 # naming one must not depend on someone having imported it first.
-_BUILTIN_MODULES = {"servicenow": "myna.mocks.backends.itsm.extension"}
+_BUILTIN_MODULES = {
+    "servicenow": "myna.mocks.backends.itsm.extension",
+    "salesforce": "myna.mocks.backends.crm.extension",
+}
 
 
 def register_extension(extension: Extension) -> None:

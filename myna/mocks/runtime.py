@@ -784,6 +784,7 @@ class Mock:
     # -- responses outside the happy path -----------------------------------------------------
 
     def error_response(self, rejection: Rejection) -> MockResponse:
+        rejection = self.extensions.refusal(rejection)
         if rejection.body is not None:
             return MockResponse(
                 rejection.status, [_JSON, *rejection.headers], payload=rejection.body

@@ -64,11 +64,15 @@ def parse_json_body(body: bytes, *, status: int, max_bytes: int = MAX_BODY_BYTES
     if len(body) > max_bytes:
         raise Rejection(413, f"request body is {len(body)} bytes; the limit is {max_bytes}")
     if not body.strip():
-        raise Rejection(status, "request body is empty; a JSON object is expected")
+        raise Rejection(
+            status, "request body is empty; a JSON object is expected", code="unreadable_body"
+        )
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError as error:
-        raise Rejection(status, f"request body is not valid JSON: {error}") from None
+        raise Rejection(
+            status, f"request body is not valid JSON: {error}", code="unreadable_body"
+        ) from None
     problem = _first_problem(value)
     if problem is not None:
         raise Rejection(status, problem)

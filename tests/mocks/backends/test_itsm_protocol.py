@@ -181,11 +181,6 @@ def test_an_unknown_table_answers_400_invalid_table(api: MockClient) -> None:
     assert body(response)["error"] == {"message": "Invalid table incidents", "detail": None}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a body that is not JSON answers the mock's own wording; ServiceNow says "
-    "'Exception while reading request'",
-)
 def test_a_body_that_is_not_json_is_an_exception_while_reading(api: MockClient) -> None:
     response = api.post(
         f"{TABLE}/incident",

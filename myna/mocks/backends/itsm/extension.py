@@ -88,6 +88,15 @@ def _unknown_table(mock: Any, request: MockRequest, path: str) -> Rejection | No
     return Rejection(400, message, body=body)
 
 
+def refusal(rejection: Rejection) -> Rejection:
+    """ServiceNow's words for a body it cannot read (PROTOCOL.md §2.5)."""
+    if rejection.code != "unreadable_body":
+        return rejection
+    return Rejection(
+        400, "Exception while reading request", detail="The payload is not valid JSON."
+    )
+
+
 # -- §2.1 display values -----------------------------------------------------------------------
 
 
@@ -616,6 +625,7 @@ SERVICENOW = Extension(
     after_write=after_write,
     render=render,
     link_header=link_header,
+    refusal=refusal,
 )
 
 register_extension(SERVICENOW)
