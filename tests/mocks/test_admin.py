@@ -68,6 +68,21 @@ class TestWorlds:
 
         assert numbers == ["INC0010001", "INC0010001"]
 
+    def test_forks_of_one_snapshot_mint_the_same_ids_in_the_same_order(
+        self, mock: Mock, admin: MockClient
+    ) -> None:
+        def created_ids() -> list[str]:
+            world = MockClient(mock, auth=USER, world=_new_world(admin, fork_of="default"))
+            return [
+                world.post(INCIDENTS, json={"short_description": text}).json()["result"]["sys_id"]
+                for text in ("first", "second")
+            ]
+
+        rerun_one, rerun_two = created_ids(), created_ids()
+
+        assert rerun_one == rerun_two
+        assert len(set(rerun_one)) == 2
+
     def test_fork_copies_state_and_then_diverges(
         self, mock: Mock, admin: MockClient, client: MockClient
     ) -> None:

@@ -219,6 +219,12 @@ def _guard(*allowed: AllowedChange) -> NoCollateral:
         (_guard(AllowedChange(resource="incident", kinds=["created"])), (CREATE,), True),
         (_guard(), (TOUCH_2,), True),
         (_guard(), (), True),
+        (_guard(), (CREATE,), False),
+        (
+            NoCollateral(name="guard", ignore_resources=[CREATE.resource]),
+            (CREATE,),
+            True,
+        ),
     ],
     ids=[
         "allowed-fields",
@@ -228,6 +234,8 @@ def _guard(*allowed: AllowedChange) -> NoCollateral:
         "any-create",
         "server-maintained-field-only",
         "nothing-changed",
+        "unexpected-create",
+        "service-written-resource",
     ],
 )
 def test_collateral_guard(
