@@ -341,7 +341,7 @@ def test_escalation_marks_the_case_and_closing_needs_a_reason(desk: Desk) -> Non
     desk.patch("Case", case, Status="Escalated")
     assert desk.row("Case", case)["IsEscalated"] is True
     refused = desk.patch("Case", case, Status="Closed")
-    assert error(refused) == (400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", [])
+    assert error(refused) == (400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", ["Reason"])
     assert desk.row("Case", case)["Status"] == "Escalated"
     assert desk.patch("Case", case, Status="Closed", Reason="Breakdown").status == 204
     closed = desk.row("Case", case)

@@ -127,12 +127,6 @@ def test_a_created_record_is_read_back_with_its_attributes(sf: Salesforce) -> No
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a create answers the whole record; Salesforce answers {'id', 'success': true, "
-    "'errors': []}: myna/mocks/runtime.py Mock._create needs a per-operation answer shape "
-    "(the pinned 201 response of the create operation) instead of Mock._item",
-)
 def test_create_answers_the_new_id_with_success(sf: Salesforce) -> None:
     answer = obj(sf, "Account").create({"Name": "Globex"})
     assert set(answer) == {"id", "success", "errors"}
@@ -208,12 +202,6 @@ def test_a_malformed_query_is_refused_with_malformed_query(sf: Salesforce) -> No
     assert "ERROR at Row:1:Column:" in entry["message"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="relationship fields come back under their dotted name ('Account.Name'); Salesforce "
-    "nests them ({'Account': {'attributes': ..., 'Name': ...}}): myna/mocks/render.py "
-    "RecordRenderer.render needs a nested projection for dotted SOQL fields",
-)
 def test_relationship_fields_come_back_nested(sf: Salesforce) -> None:
     account = create(sf, "Account", Name="Acme")
     obj(sf, "Contact").create({"LastName": "Brooks", "AccountId": account})
@@ -221,13 +209,6 @@ def test_relationship_fields_come_back_nested(sf: Salesforce) -> None:
     assert record["Account"]["Name"] == "Acme"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a query answers every match at once (done true, no nextRecordsUrl): "
-    "myna/mocks/runtime.py Mock._query must cut the answer at the batch size (2000, or "
-    "Sforce-Query-Options: batchSize=200..2000), keep a cursor, and answer "
-    "GET query/{locator}-{offset} (the pinned query_more operation)",
-)
 def test_query_all_follows_next_records_url_across_pages(
     sf: Salesforce, seeder: MockClient
 ) -> None:
@@ -242,13 +223,6 @@ def test_query_all_follows_next_records_url_across_pages(
     assert (every["totalSize"], len(every["records"])) == (230, 230)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GET search?q=FIND {...} is parsed as SOQL and answers MALFORMED_QUERY: "
-    "myna/mocks/runtime.py Mock._query needs to recognise a search operation (its q starts with "
-    "FIND) and answer it with myna/mocks/dialects/sosl.py parse_sosl/match_term as "
-    "{'searchRecords': [...]}",
-)
 def test_search_finds_records_by_name(sf: Salesforce) -> None:
     obj(sf, "Account").create({"Name": "Acme Robotics"})
     found = sf.search("FIND {Acme} IN NAME FIELDS RETURNING Account(Name)")
@@ -266,35 +240,18 @@ def test_the_global_describe_lists_every_object_with_its_key_prefix(sf: Salesfor
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sobjects/{Object}/describe answers 200 with an empty body: the operation is kind "
-    "'other' with no example; myna/mocks/runtime.py needs a describe operation kind that renders "
-    "the resource's fields (type, nillable, createable, updateable, picklistValues, referenceTo)",
-)
 def test_an_object_describe_lists_its_fields_and_picklist_values(sf: Salesforce) -> None:
     fields = {field["name"]: field for field in obj(sf, "Opportunity").describe()["fields"]}
     stages = [value["value"] for value in fields["StageName"]["picklistValues"]]
     assert stages[0] == "Prospecting"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PATCH sobjects/Account/External_Id__c/{value} looks the value up as a record Id and "
-    "answers 404: myna/mocks/runtime.py needs an upsert operation kind that finds the record by "
-    "an external-id field, creates it (201, created true) or updates it (200, created false)",
-)
 def test_upsert_by_external_id_creates_then_updates(sf: Salesforce) -> None:
     assert obj(sf, "Account").upsert("External_Id__c/ERP-1", {"Name": "Acme Robotics"}) == 201
     assert obj(sf, "Account").upsert("External_Id__c/ERP-1", {"Rating": "Hot"}) == 200
     assert obj(sf, "Account").get_by_custom_id("External_Id__c", "ERP-1")["Rating"] == "Hot"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="limits answers 200 with an empty body (kind 'other', no example): "
-    "myna/mocks/runtime.py needs the limits resource (DailyApiRequests Max and Remaining)",
-)
 def test_limits_report_the_daily_api_requests(sf: Salesforce) -> None:
     limits = sf.limits()
     assert limits["DailyApiRequests"]["Max"] == 15000
@@ -337,91 +294,159 @@ def test_a_password_grant_issues_a_session_the_client_can_use(
 # -- behaviour rules, each accepted and refused ---------------------------------------------------
 
 
+def new(sf: Salesforce, name: str, **values: Any) -> str:
+    """Create a record and take its id from Salesforce's create answer."""
+    created = obj(sf, name).create(values)
+    assert (created["success"], created["errors"]) == (True, [])
+    record_id: str = created["id"]
+    return record_id
+
+
 def test_a_required_field_is_refused_when_missing(sf: Salesforce) -> None:
     with pytest.raises(SalesforceMalformedRequest) as refused:
         obj(sf, "Opportunity").create({"Name": "No stage", "CloseDate": "2026-06-30"})
-    assert answer(refused.value)[0]["fields"] == ["StageName"]
-    accepted = obj(sf, "Opportunity").create(
-        {"Name": "Staged", "StageName": "Prospecting", "CloseDate": "2026-06-30"}
-    )
-    assert accepted["StageName"] == "Prospecting"
+    assert answer(refused.value) == [
+        {
+            "message": "Required fields are missing: [StageName]",
+            "errorCode": "REQUIRED_FIELD_MISSING",
+            "fields": ["StageName"],
+        }
+    ]
+    deal = new(sf, "Opportunity", Name="Staged", StageName="Prospecting", CloseDate="2026-06-30")
+    assert obj(sf, "Opportunity").get(deal)["StageName"] == "Prospecting"
 
 
 def test_a_restricted_picklist_refuses_other_values(sf: Salesforce) -> None:
     with pytest.raises(SalesforceMalformedRequest) as refused:
         obj(sf, "Case").create({"Subject": "s", "Priority": "Urgent"})
-    assert answer(refused.value)[0]["fields"] == ["Priority"]
-    assert obj(sf, "Case").create({"Subject": "s", "Priority": "High"})["Priority"] == "High"
+    (entry,) = answer(refused.value)
+    assert (entry["errorCode"], entry["fields"]) == (
+        "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+        ["Priority"],
+    )
+    case = new(sf, "Case", Subject="s", Priority="High")
+    assert obj(sf, "Case").get(case)["Priority"] == "High"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="refusals carry the runtime's own codes ('invalid_request'); Salesforce says "
-    "REQUIRED_FIELD_MISSING and INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST: myna/mocks/runtime.py "
-    "Mock._body / validation.validate_request need per-violation error codes the model can name",
-)
-def test_refusals_carry_salesforce_s_error_codes(sf: Salesforce) -> None:
+def test_an_unknown_field_is_refused_with_invalid_field(sf: Salesforce) -> None:
     with pytest.raises(SalesforceMalformedRequest) as refused:
-        obj(sf, "Account").create({"Industry": "Retail"})
-    assert answer(refused.value)[0]["errorCode"] == "REQUIRED_FIELD_MISSING"
+        obj(sf, "Account").create({"Name": "Acme", "Fax__c": "555"})
+    (entry,) = answer(refused.value)
+    assert entry["errorCode"] == "INVALID_FIELD"
+    assert "Fax__c" in entry["message"]
+    with pytest.raises(SalesforceMalformedRequest) as queried:
+        sf.query("SELECT Fax__c FROM Account")
+    assert answer(queried.value)[0]["errorCode"] == "INVALID_FIELD"
 
 
 def test_computed_fields_are_refused(sf: Salesforce) -> None:
-    deal = obj(sf, "Opportunity").create(
-        {"Name": "Deal", "StageName": "Prospecting", "CloseDate": "2026-06-30"}
-    )["Id"]
+    deal = new(sf, "Opportunity", Name="Deal", StageName="Prospecting", CloseDate="2026-06-30")
     with pytest.raises(SalesforceMalformedRequest) as refused:
         obj(sf, "Opportunity").update(deal, {"IsWon": True})
     assert answer(refused.value)[0]["fields"] == ["IsWon"]
     assert obj(sf, "Opportunity").update(deal, {"NextStep": "Demo"}) == 204
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="entering a stage changes no other field: the model names the changed fields "
-    "(changes_on_entry) but cannot say their values; myna/schemas/model.py StateMachine needs "
-    "values on entry (Closed Won -> Probability 100, IsClosed true, IsWon true) and "
-    "myna/mocks/runtime.py Mock._update must apply them",
+@pytest.mark.parametrize(
+    ("stage", "probability", "category", "closed", "won"),
+    [
+        ("Value Proposition", 50, "Pipeline", False, False),
+        ("Closed Won", 100, "Closed", True, True),
+        ("Closed Lost", 0, "Omitted", True, False),
+    ],
+    ids=["open", "won", "lost"],
 )
-def test_closing_an_opportunity_as_won_sets_probability_and_the_flags(sf: Salesforce) -> None:
-    deal = obj(sf, "Opportunity").create(
-        {"Name": "Deal", "StageName": "Prospecting", "CloseDate": "2026-06-30"}
-    )["Id"]
-    obj(sf, "Opportunity").update(deal, {"StageName": "Closed Won"})
-    won = obj(sf, "Opportunity").get(deal)
-    assert (won["Probability"], won["IsClosed"], won["IsWon"]) == (100, True, True)
+def test_a_stage_brings_its_probability_forecast_category_and_flags(
+    sf: Salesforce, stage: str, probability: int, category: str, closed: bool, won: bool
+) -> None:
+    deal = new(sf, "Opportunity", Name="Deal", StageName="Prospecting", CloseDate="2026-06-30")
+    assert obj(sf, "Opportunity").update(deal, {"StageName": stage}) == 204
+    after = obj(sf, "Opportunity").get(deal)
+    assert (
+        after["Probability"],
+        after["ForecastCategoryName"],
+        after["IsClosed"],
+        after["IsWon"],
+    ) == (probability, category, closed, won)
 
 
-def test_closing_a_case_needs_a_reason(sf: Salesforce) -> None:
-    case = obj(sf, "Case").create({"Subject": "Gateway offline"})["Id"]
+def test_a_probability_sent_with_the_stage_wins_over_the_stage_default(sf: Salesforce) -> None:
+    deal = new(sf, "Opportunity", Name="Deal", StageName="Prospecting", CloseDate="2026-06-30")
+    obj(sf, "Opportunity").update(deal, {"StageName": "Negotiation/Review", "Probability": 65})
+    assert obj(sf, "Opportunity").get(deal)["Probability"] == 65
+
+
+def test_escalating_a_case_marks_it_and_closing_needs_a_reason(sf: Salesforce) -> None:
+    case = new(sf, "Case", Subject="Gateway offline")
     assert obj(sf, "Case").update(case, {"Status": "Escalated"}) == 204
+    assert obj(sf, "Case").get(case)["IsEscalated"] is True
     with pytest.raises(SalesforceMalformedRequest) as refused:
         obj(sf, "Case").update(case, {"Status": "Closed"})
-    assert answer(refused.value)[0]["fields"] == ["Reason"]
+    (entry,) = answer(refused.value)
+    assert (entry["errorCode"], entry["fields"]) == (
+        "FIELD_CUSTOM_VALIDATION_EXCEPTION",
+        ["Reason"],
+    )
     assert obj(sf, "Case").get(case)["Status"] == "Escalated"
     assert obj(sf, "Case").update(case, {"Status": "Closed", "Reason": "Breakdown"}) == 204
+    closed = obj(sf, "Case").get(case)
+    assert (closed["IsClosed"], closed["ClosedDate"] is not None) == (True, True)
     assert obj(sf, "Case").update(case, {"Status": "Working"}) == 204
+    reopened = obj(sf, "Case").get(case)
+    assert (reopened["IsClosed"], reopened["ClosedDate"]) == (False, None)
 
 
-def test_converting_a_lead_moves_it_to_the_converted_status(sf: Salesforce) -> None:
-    lead = obj(sf, "Lead").create({"LastName": "Nair", "Company": "Oceanic Freight"})["Id"]
+def test_converting_a_lead_creates_an_account_a_contact_and_an_opportunity(
+    sf: Salesforce,
+) -> None:
+    lead = new(sf, "Lead", LastName="Nair", Company="Oceanic Freight")
     converted = sf.apexecute(f"LeadConvert/{lead}", method="POST", data={})
-    assert converted["Status"] == "Closed - Converted"
+    assert converted["success"] is True
+    after = obj(sf, "Lead").get(lead)
+    assert (after["Status"], after["IsConverted"]) == ("Closed - Converted", True)
+    assert (
+        after["ConvertedAccountId"],
+        after["ConvertedContactId"],
+        after["ConvertedOpportunityId"],
+    ) == (converted["accountId"], converted["contactId"], converted["opportunityId"])
+    assert obj(sf, "Account").get(converted["accountId"])["Name"] == "Oceanic Freight"
+    contact = obj(sf, "Contact").get(converted["contactId"])
+    assert (contact["LastName"], contact["AccountId"]) == ("Nair", converted["accountId"])
+    assert obj(sf, "Opportunity").get(converted["opportunityId"])["StageName"] == "Prospecting"
+
+
+def test_a_converted_lead_refuses_edits_and_a_second_conversion(sf: Salesforce) -> None:
+    lead = new(sf, "Lead", LastName="Nair", Company="Oceanic Freight")
+    assert obj(sf, "Lead").update(lead, {"Title": "CTO"}) == 204
+    sf.apexecute(f"LeadConvert/{lead}", method="POST", data={})
+    with pytest.raises(SalesforceMalformedRequest) as edited:
+        obj(sf, "Lead").update(lead, {"Title": "CEO"})
+    assert answer(edited.value)[0]["errorCode"] == "CANNOT_UPDATE_CONVERTED_LEAD"
+    with pytest.raises(SalesforceMalformedRequest) as again:
+        sf.apexecute(f"LeadConvert/{lead}", method="POST", data={})
+    assert answer(again.value)[0]["errorCode"] == "CANNOT_UPDATE_CONVERTED_LEAD"
     with pytest.raises(SalesforceResourceNotFound):
         sf.apexecute("LeadConvert/00Q000000000000AAA", method="POST", data={})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="conversion changes the lead only: myna/schemas/model.py Effect cannot create records "
-    "of other resources (the Account, Contact and Opportunity) nor set read-only fields "
-    "(IsConverted, Converted*Id), and nothing makes a converted lead refuse edits",
-)
-def test_converting_a_lead_creates_an_account_a_contact_and_an_opportunity(
-    sf: Salesforce,
-) -> None:
-    lead = obj(sf, "Lead").create({"LastName": "Nair", "Company": "Oceanic Freight"})["Id"]
-    sf.apexecute(f"LeadConvert/{lead}", method="POST", data={})
-    converted = obj(sf, "Lead").get(lead)
-    assert converted["IsConverted"] is True
-    assert obj(sf, "Account").get(converted["ConvertedAccountId"])["Name"] == "Oceanic Freight"
+def test_a_refused_conversion_writes_nothing(sf: Salesforce) -> None:
+    lead = new(sf, "Lead", LastName="Nair", Company="Oceanic Freight")
+    with pytest.raises(SalesforceMalformedRequest):
+        sf.apexecute(f"LeadConvert/{lead}", method="POST", data={"convertedStatus": "Working"})
+    assert sf.query("SELECT COUNT() FROM Account")["totalSize"] == 0
+    untouched = obj(sf, "Lead").get(lead)
+    assert (untouched["Status"], untouched["ConvertedAccountId"]) == ("Open - Not Contacted", None)
+
+
+def test_a_deleted_record_stays_in_the_recycle_bin_for_query_all(sf: Salesforce) -> None:
+    account = new(sf, "Account", Name="Gone")
+    contact = new(sf, "Contact", LastName="Kim", AccountId=account)
+    assert obj(sf, "Account").delete(account) == 204
+    soql = "SELECT Id, IsDeleted FROM Contact"
+    assert sf.query(soql)["totalSize"] == 0
+    assert [
+        (r["Id"], r["IsDeleted"]) for r in sf.query_all(soql, include_deleted=True)["records"]
+    ] == [(contact, True)]
+    with pytest.raises(SalesforceResourceNotFound) as deleted:
+        obj(sf, "Account").update(account, {"Name": "Back"})
+    assert answer(deleted.value)[0]["errorCode"] == "ENTITY_IS_DELETED"

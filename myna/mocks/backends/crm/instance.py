@@ -19,7 +19,7 @@ rendering, behaviour) is written here independently of the runtime.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Final
@@ -178,21 +178,40 @@ class Cursor:
     batch: int
 
 
-class Org:
-    """One Salesforce org: records by object, users and sessions, a clock and the platform rules."""
+ADMIN: Final = ("admin@example-crm.com", "Admin", "Org")
 
-    def __init__(self, host: str, start: datetime) -> None:
+
+class Org:
+    """One Salesforce org: records by object, users and sessions, a clock and the platform rules.
+
+    A fresh org keeps its records in dictionaries. An org over records kept elsewhere (the mock's
+    store, read through one request's transaction) passes them as `rows`, one mapping per object,
+    with the query cursors and API call count it keeps between requests, and overrides
+    `next_number`; the rules below never know the difference.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        start: datetime,
+        *,
+        rows: Mapping[str, MutableMapping[str, Row]] | None = None,
+        cursors: MutableMapping[str, Cursor] | None = None,
+        api_calls: int = 0,
+        admin: tuple[str, str, str] = ADMIN,
+    ) -> None:
         self.host = host
         self.now = start
-        self.rows: dict[str, dict[str, Row]] = {name: {} for name in OBJECTS}
+        self.rows: Mapping[str, MutableMapping[str, Row]] = (
+            rows if rows is not None else {name: {} for name in OBJECTS}
+        )
         self.passwords: dict[str, str] = {}
         self.sessions: dict[str, str] = {}  # session id -> User Id
         self.clients: dict[str, str] = {}  # connected app consumer key -> secret
-        self.cursors: dict[str, Cursor] = {}
-        self.api_calls = 0
+        self.cursors: MutableMapping[str, Cursor] = cursors if cursors is not None else {}
+        self.api_calls = api_calls
         self._counters: dict[str, int] = {}
-        self._case_number = 1000
-        self.admin_id = self._system_user("admin@example-crm.com", "Admin", "Org")
+        self.admin_id = self.find_user(admin[0]) or self._system_user(*admin)
 
     # -- clock, ids, users ---------------------------------------------------------------------
 
@@ -202,9 +221,14 @@ class Org:
     def advance(self, delta: timedelta) -> None:
         self.now += delta
 
+    def next_number(self, name: str) -> int:
+        """The next number (from 1) of the sequence `name`: record numbers, case numbers."""
+        number = self._counters.get(name, 0) + 1
+        self._counters[name] = number
+        return number
+
     def new_id(self, prefix: str) -> str:
-        number = self._counters.get(prefix, 0) + 1
-        self._counters[prefix] = number
+        number = self.next_number(prefix)
         digits = ""
         for _ in range(9):
             number, rest = divmod(number, 62)
@@ -253,10 +277,16 @@ class Org:
         return token
 
     def _user_by_name(self, username: str) -> str:
+        user_id = self.find_user(username)
+        if user_id is None:
+            raise MockError(f"no user named {username!r} in the reference org", user=username)
+        return user_id
+
+    def find_user(self, username: str) -> str | None:
         for user_id, row in self.rows["User"].items():
             if row["Username"] == username:
                 return user_id
-        raise MockError(f"no user named {username!r} in the reference org", user=username)
+        return None
 
     def _system_fields(self, name: str, record_id: str, values: Row, user: str) -> Row:
         row: Row = {spec.name: None for spec in OBJECTS[name].fields}
@@ -279,11 +309,12 @@ class Org:
 
     def handle(self, request: Request) -> Reply:
         try:
-            return self._route(request)
+            return self.answer(request)
         except Refused as refusal:
             return error_reply(refusal)
 
-    def _route(self, request: Request) -> Reply:
+    def answer(self, request: Request) -> Reply:
+        """The org's reply to `request`; a refusal raises `Refused` (handle answers it)."""
         if request.path == "/services/oauth2/token":
             return self._token(request)
         user = self.sessions.get(request.token or "")
@@ -341,6 +372,11 @@ class Org:
     def _record_call(
         self, request: Request, version: str, obj: SObject, record_id: str, user: str
     ) -> Reply:
+        if request.method in ("PATCH", "DELETE"):
+            # A record in the recycle bin is still known: a write to it says so.
+            binned = self._lookup(obj.name, record_id)
+            if binned is not None and binned["IsDeleted"]:
+                raise Refused(404, "ENTITY_IS_DELETED", "entity is deleted", [])
         row = self.find(obj.name, record_id)
         if request.method == "GET":
             wanted = dict(request.params).get("fields")
@@ -425,8 +461,8 @@ class Org:
         record_id = self.new_id(obj.key_prefix)
         row = self._system_fields(name, record_id, sent, user)
         if name == "Case":
-            self._case_number += 1
-            row["CaseNumber"] = f"{self._case_number:08d}"
+            # Case numbers run from 00001001 (the org's auto-number starting value).
+            row["CaseNumber"] = f"{1000 + self.next_number('CaseNumber'):08d}"
         if name == "Product2" and row["IsActive"] is None:
             row["IsActive"] = False
         if name == "User" and row["IsActive"] is None:
@@ -615,7 +651,8 @@ class Org:
             after["IsEscalated"] = False
         closing = status == "Closed" and (before is None or before["Status"] != "Closed")
         if closing and after["Reason"] is None:
-            raise Refused(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, [])
+            # The rule's error location is the Reason field, so the refusal names it.
+            raise Refused(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ["Reason"])
         after["IsClosed"] = status == "Closed"
         if closing:
             after["ClosedDate"] = self.stamp()
@@ -1109,15 +1146,22 @@ def _token_reply(org: Org, form: Mapping[str, str]) -> Reply:
             400, {"error": "invalid_grant", "error_description": "authentication failure"}
         )
     token = org.session_for(username)
-    user_id = org.sessions[token]
-    return json_reply(
-        200,
-        {
-            "access_token": token,
-            "instance_url": org.host,
-            "id": f"https://login.salesforce.com/id/{ORG_ID}/{user_id}",
-            "token_type": "Bearer",
-            "issued_at": str(int((org.now - datetime(1970, 1, 1)).total_seconds() * 1000)),
-            "signature": "[REDACTED]",
-        },
-    )
+    # The recordings redact the signature (an HMAC of the identity URL and issue time).
+    return json_reply(200, token_answer(org, token, org.sessions[token], "[REDACTED]"))
+
+
+def token_answer(org: Org, token: str, user_id: str, signature: str) -> dict[str, Any]:
+    """A granted token as Salesforce answers it: the session id, the instance, the identity URL
+    (org and user id), when it was issued (epoch milliseconds) and its signature."""
+    return {
+        "access_token": token,
+        "instance_url": org.host,
+        "id": identity_url(user_id),
+        "token_type": "Bearer",
+        "issued_at": str(int((org.now - datetime(1970, 1, 1)).total_seconds() * 1000)),
+        "signature": signature,
+    }
+
+
+def identity_url(user_id: str) -> str:
+    return f"https://login.salesforce.com/id/{ORG_ID}/{user_id}"

@@ -1,0 +1,298 @@
+"""The `salesforce` extension: the Salesforce REST API served by the reference org's own rules.
+
+The CRM model (learned from the shipped corpus) names the objects, their fields and operations;
+what a Salesforce client relies on beyond that is the platform's behaviour, and all of it is
+already written as code in the reference org the corpus was made with (`instance.Org`):
+Salesforce's answer shapes (create's `{id, success, errors}`, 204 without a body on PATCH and
+DELETE, upsert by external id), SOQL with nested relationship fields, `COUNT()` and
+`nextRecordsUrl` paging, SOSL, describe, limits, the `[{message, errorCode, fields}]` refusals
+with Salesforce's codes, soft deletion with `queryAll`, and the rules (stages, cases, lead
+conversion, roll-ups, cascades). So this extension routes every Salesforce endpoint to that org
+instead of re-stating its rules:
+
+- `StoredOrg` is an `Org` whose records are the store's, read through the request's transaction
+  on first use (`StoredTable`) and written back when the org has answered; ids and case numbers
+  come from the world's sequences, query cursors live beside the world;
+- a refusal raises a `Rejection` carrying Salesforce's error list, so the runtime rolls back
+  whatever the request wrote;
+- the OAuth token endpoint checks credentials with the runtime's authenticator and answers
+  Salesforce's token shape (identity URL, issue time, signature).
+
+The runtime keeps what is not Salesforce's: TLS serving, worlds, authentication, faults and the
+call log. PROTOCOL.md states the contract, clause by clause.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator, MutableMapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
+from urllib.parse import parse_qsl
+
+import orjson
+
+from myna.errors import MockError
+from myna.mocks.backends.crm.instance import (
+    Cursor,
+    Org,
+    Refused,
+    Reply,
+    Request,
+    Row,
+    not_found,
+    token_answer,
+)
+from myna.mocks.backends.crm.objects import OBJECTS
+from myna.mocks.extensions import Extension, Route, RouteCall, register_extension
+from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.query import Query
+from myna.mocks.rejection import Rejection
+from myna.mocks.store import Record, Transaction
+from myna.traces.model import Body
+
+if TYPE_CHECKING:
+    from myna.mocks.runtime import Mock
+
+DATA: Final = "/services/data/{version}"
+TOKEN_PATH: Final = "/services/oauth2/token"
+# Salesforce keeps at most ten query cursors open per user; opening another drops the oldest.
+OPEN_CURSORS: Final = 10
+# The org only checks that a session is known; the runtime has authenticated the caller already.
+_RUNTIME_SESSION: Final = "authenticated-by-the-runtime"
+_JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
+
+
+class StoredTable(MutableMapping[str, Row]):
+    """One object's records as the org's code sees them: a dictionary of rows by Id.
+
+    A row is read through the transaction the first time it is asked for (every row when the org
+    iterates) and the org then changes it in place, as it changes its own dictionaries; `flush`
+    writes back the rows that are new or changed. Rows missing a field (seeded through the
+    model) get it as null, as the org stores every field.
+    """
+
+    def __init__(self, tx: Transaction, name: str) -> None:
+        self.tx = tx
+        self.name = name
+        self._fields = OBJECTS[name].names
+        self._rows: dict[str, Row] = {}
+        self._read: dict[str, Record] = {}  # as stored: shared with the store, never changed
+        self._complete = False
+
+    def _row(self, record_id: str) -> Row | None:
+        row = self._rows.get(record_id)
+        if row is not None or self._complete:
+            return row
+        stored = self.tx.get(self.name, record_id)
+        return None if stored is None else self._keep(record_id, stored)
+
+    def _keep(self, record_id: str, stored: Record) -> Row:
+        row: Row = dict.fromkeys(self._fields)
+        row["IsDeleted"] = False
+        row.update(stored)
+        self._read[record_id] = stored
+        self._rows[record_id] = row
+        return row
+
+    def _load_all(self) -> None:
+        if self._complete:
+            return
+        stored, _ = self.tx.list(self.name, Query())
+        for record in stored:
+            record_id = str(record["Id"])
+            if record_id not in self._rows:
+                self._keep(record_id, record)
+        self._complete = True
+
+    def __getitem__(self, record_id: str) -> Row:
+        row = self._row(record_id)
+        if row is None:
+            raise KeyError(record_id)
+        return row
+
+    def __setitem__(self, record_id: str, row: Row) -> None:
+        self._rows[record_id] = row
+
+    def __delitem__(self, record_id: str) -> None:
+        # Salesforce deletes softly (IsDeleted): the org never removes a row.
+        raise MockError(f"the org removed {self.name} {record_id}; it only marks rows deleted")
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_all()
+        return iter(list(self._rows))
+
+    def __len__(self) -> int:
+        self._load_all()
+        return len(self._rows)
+
+    def flush(self) -> None:
+        for record_id, row in self._rows.items():
+            stored = self._read.get(record_id)
+            if stored is None:
+                self.tx.insert(self.name, record_id, row)
+            elif stored != row:
+                self.tx.update(self.name, record_id, row)
+
+
+class Cursors(OrderedDict[str, Cursor]):
+    """A world's open query cursors, the oldest dropped past Salesforce's limit."""
+
+    def __setitem__(self, locator: str, cursor: Cursor) -> None:
+        super().__setitem__(locator, cursor)
+        while len(self) > OPEN_CURSORS:
+            self.popitem(last=False)
+
+
+# Cursors are a server's memory, not records: they live beside each mock's worlds.
+_CURSORS: weakref.WeakKeyDictionary[Mock, dict[str, Cursors]] = weakref.WeakKeyDictionary()
+
+
+def cursors_of(mock: Mock, world: str) -> Cursors:
+    return _CURSORS.setdefault(mock, {}).setdefault(world, Cursors())
+
+
+class StoredOrg(Org):
+    """The reference org over one request's transaction; `principal` is its acting user (made a
+    User record the first time they call)."""
+
+    def __init__(self, call: RouteCall, principal: str) -> None:
+        self.tx = call.transaction()
+        self.tables = {name: StoredTable(self.tx, name) for name in OBJECTS}
+        moment = datetime.fromtimestamp(int(call.mock.clock()), tz=UTC).replace(tzinfo=None)
+        username = principal if "@" in principal else f"{principal}@crm.myna.invalid"
+        super().__init__(
+            call.request.base_url,
+            moment,
+            rows=self.tables,
+            cursors=cursors_of(call.mock, call.world),
+            api_calls=self.tx.next_sequence("crm.api_calls", 1) - 1,
+            admin=(username, "", principal),
+        )
+        self.sessions[_RUNTIME_SESSION] = self.admin_id
+
+    def next_number(self, name: str) -> int:
+        return self.tx.next_sequence(f"crm.{name}", 1)
+
+    def flush(self) -> None:
+        for table in self.tables.values():
+            table.flush()
+
+
+def serve(call: RouteCall) -> MockResponse:
+    """Any Salesforce data or Apex REST call: the org answers, then its writes are stored."""
+    org = StoredOrg(call, call.user())
+    try:
+        reply = org.answer(org_request(call.request, call.world))
+    except Refused as refusal:
+        raise rejection(refusal) from None
+    org.flush()
+    return response(reply)
+
+
+def org_request(request: MockRequest, world: str) -> Request:
+    """The runtime's request as the org reads it, relative to the world's instance URL."""
+    path = request.path
+    prefix = f"/worlds/{world}"
+    if path.startswith(prefix + "/"):
+        path = path[len(prefix) :]
+    headers = list(request.headers.items())
+    return Request(
+        request.method.upper(),
+        path,
+        list(request.query),
+        _body(request.body),
+        _RUNTIME_SESSION,
+        headers,
+    )
+
+
+def _body(raw: bytes) -> Body:
+    if not raw.strip():
+        return Body()
+    try:
+        return Body("json", orjson.loads(raw), _JSON[1])
+    except orjson.JSONDecodeError:
+        # The org answers anything but a JSON object with JSON_PARSER_ERROR.
+        return Body("text", raw.decode("utf-8", "replace"), "text/plain")
+
+
+def response(reply: Reply) -> MockResponse:
+    if reply.body.kind == "empty":
+        return MockResponse(reply.status, list(reply.headers))
+    return MockResponse(reply.status, list(reply.headers), payload=reply.body.value)
+
+
+def rejection(refusal: Refused) -> Rejection:
+    """A refusal as the runtime answers it: Salesforce's error list, verbatim."""
+    headers = (("WWW-Authenticate", "Token"),) if refusal.status == 401 else ()
+    return Rejection(
+        refusal.status,
+        refusal.message,
+        code=refusal.code,
+        fields=tuple(refusal.fields or ()),
+        headers=headers,
+        body=refusal.body(),
+    )
+
+
+def token(call: RouteCall) -> MockResponse:
+    """`POST /services/oauth2/token`: the runtime's credentials decide; Salesforce's shape."""
+    form = dict(parse_qsl(call.request.body.decode("utf-8", "replace"))) | dict(call.request.query)
+    issued = call.mock.auth.issue_token(form, call.request.base_url)
+    if issued is None:
+        refused = {"error": "invalid_grant", "error_description": "authentication failure"}
+        return MockResponse(400, [_JSON], payload=refused)
+    username = form.get("username") or form.get("client_id", "")
+    org = StoredOrg(call, username)
+    session = str(issued["access_token"])
+    answer = token_answer(org, session, org.admin_id, "")
+    answer["signature"] = signature(session, answer["id"], answer["issued_at"])
+    org.flush()
+    return MockResponse(200, [_JSON], payload=answer)
+
+
+def signature(key: str, identity: str, issued_at: str) -> str:
+    """Salesforce signs the identity URL and issue time (HMAC-SHA256, base64) so a client can
+    tell the answer was not altered; the session is the key the mock has."""
+    digest = hmac.new(key.encode(), (identity + issued_at).encode(), hashlib.sha256).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def unrouted(mock: Mock, request: MockRequest, path: str) -> Rejection | None:
+    """Any other path under /services answers Salesforce's NOT_FOUND."""
+    return rejection(not_found()) if path.startswith("/services/") else None
+
+
+def _routes() -> tuple[Route, ...]:
+    calls: tuple[tuple[str, str], ...] = (
+        ("GET", f"{DATA}/sobjects"),
+        ("GET", f"{DATA}/sobjects/{{object}}"),
+        ("POST", f"{DATA}/sobjects/{{object}}"),
+        ("GET", f"{DATA}/sobjects/{{object}}/describe"),
+        ("GET", f"{DATA}/sobjects/{{object}}/{{id}}"),
+        ("PATCH", f"{DATA}/sobjects/{{object}}/{{id}}"),
+        ("DELETE", f"{DATA}/sobjects/{{object}}/{{id}}"),
+        ("GET", f"{DATA}/sobjects/{{object}}/{{field}}/{{value}}"),
+        ("PATCH", f"{DATA}/sobjects/{{object}}/{{field}}/{{value}}"),
+        ("GET", f"{DATA}/query"),
+        ("GET", f"{DATA}/query/{{locator}}"),
+        ("GET", f"{DATA}/queryAll"),
+        ("GET", f"{DATA}/queryAll/{{locator}}"),
+        ("GET", f"{DATA}/search"),
+        ("GET", f"{DATA}/limits"),
+        ("POST", "/services/apexrest/LeadConvert/{id}"),
+    )
+    return (
+        *(Route(method, path, serve) for method, path in calls),
+        Route("POST", TOKEN_PATH, token, authenticated=False),
+    )
+
+
+SALESFORCE = Extension(name="salesforce", routes=_routes(), unrouted=unrouted)
+
+register_extension(SALESFORCE)
