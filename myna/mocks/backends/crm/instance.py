@@ -785,8 +785,23 @@ class Org:
 
     def describe(self, obj: SObject, version: str) -> dict[str, Any]:
         summary = _object_summary(obj, version)
+        base = summary["urls"]["sobject"]
+        # The full describe also points at the layouts and at the classic UI's record pages.
+        urls = {
+            **summary["urls"],
+            "compactLayouts": f"{base}/describe/compactLayouts",
+            "layouts": f"{base}/describe/layouts",
+            "namedLayouts": f"{base}/describe/namedLayouts/{{LayoutName}}",
+            "quickActions": f"{base}/quickActions",
+            "uiDetailTemplate": f"{self.host}/{{ID}}",
+            "uiEditTemplate": f"{self.host}/{{ID}}/e",
+            "uiNewRecord": f"{self.host}/{obj.key_prefix}/e",
+        }
+        if obj.name == "User":
+            urls["passwordUtilities"] = f"{base}/{{ID}}/password"
         return {
             **summary,
+            "urls": urls,
             "fields": [_describe_field(obj, spec) for spec in obj.fields],
             "childRelationships": [
                 {
@@ -794,6 +809,10 @@ class Org:
                     "field": spec.name,
                     "relationshipName": _child_relationship(child),
                     "cascadeDelete": (child.name, spec.name) in CASCADES.get(obj.name, ()),
+                    "deprecatedAndHidden": False,
+                    "junctionIdListNames": [],
+                    "junctionReferenceTo": [],
+                    "restrictedDelete": False,
                 }
                 for child in OBJECTS.values()
                 for spec in child.fields
@@ -801,6 +820,7 @@ class Org:
                 and spec.name not in ("CreatedById", "LastModifiedById", "OwnerId")
             ],
             "nameField": obj.name_field if obj.has(obj.name_field) else None,
+            **_describe_flags(obj),
         }
 
     # -- SOQL ----------------------------------------------------------------------------------
@@ -1070,11 +1090,143 @@ def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
         "unique": spec.unique,
         "restrictedPicklist": spec.type == "picklist",
         "picklistValues": [
-            {"active": True, "defaultValue": value == default, "label": value, "value": value}
+            {
+                "active": True,
+                "defaultValue": value == default,
+                "label": value,
+                "validFor": None,  # no controlling field: every value is valid
+                "value": value,
+            }
             for value in listed
         ],
         "referenceTo": list(spec.reference_to),
         "relationshipName": spec.relationship,
+        **_field_facts(obj, spec),
+    }
+
+
+# A field's SOAP type and storage length by its type, as describe reports them.
+_SOAP_TYPES: Final[Mapping[str, str]] = {
+    "id": "tns:ID",
+    "reference": "tns:ID",
+    "boolean": "xsd:boolean",
+    "currency": "xsd:double",
+    "double": "xsd:double",
+    "percent": "xsd:double",
+    "int": "xsd:int",
+    "date": "xsd:date",
+    "datetime": "xsd:dateTime",
+}
+_LENGTHS: Final[Mapping[str, int]] = {
+    "id": 18,
+    "reference": 18,
+    "string": 255,
+    "picklist": 255,
+    "url": 255,
+    "textarea": 32000,
+    "email": 80,
+    "phone": 40,
+}
+# Number types: (precision, scale) and digits.
+_NUMBERS: Final[Mapping[str, tuple[int, int, int]]] = {
+    "currency": (18, 2, 0),
+    "double": (18, 2, 0),
+    "percent": (3, 0, 0),
+    "int": (0, 0, 9),
+}
+
+
+def _field_facts(obj: SObject, spec: Field) -> dict[str, Any]:
+    """The rest of a field's describe: what a client checks before it filters, sorts, groups
+    or writes, with the values a standard field of that type has."""
+    length = _LENGTHS.get(spec.type, 0)
+    precision, scale, digits = _NUMBERS.get(spec.type, (0, 0, 0))
+    long_text = spec.type == "textarea"
+    polymorphic = len(spec.reference_to) > 1
+    return {
+        "aggregatable": not long_text,
+        "aiPredictionField": False,
+        "autoNumber": spec.name == "CaseNumber",
+        "byteLength": length if spec.type in ("id", "reference") else length * 3,
+        "calculated": False,
+        "calculatedFormula": None,
+        "cascadeDelete": False,
+        "caseSensitive": False,
+        "compoundFieldName": None,
+        "controllerName": None,
+        "custom": spec.name.endswith("__c"),
+        "defaultValue": False if spec.type == "boolean" else None,
+        "defaultValueFormula": None,
+        "dependentPicklist": False,
+        "deprecatedAndHidden": False,
+        "digits": digits,
+        "displayLocationInDecimal": False,
+        "encrypted": False,
+        "extraTypeInfo": None,
+        "filterable": not long_text,
+        "filteredLookupInfo": None,
+        "formulaTreatNullNumberAsZero": False,
+        "groupable": spec.type not in ("textarea", "currency", "double", "percent", "datetime"),
+        "highScaleNumber": False,
+        "htmlFormatted": False,
+        "idLookup": spec.name == "Id" or spec.external_id or spec.unique,
+        "inlineHelpText": None,
+        "length": length,
+        "mask": None,
+        "maskType": None,
+        "nameField": spec.name == obj.name_field,
+        "namePointing": polymorphic,
+        "permissionable": not spec.required and spec.createable and spec.name != "Id",
+        "polymorphicForeignKey": polymorphic,
+        "precision": precision,
+        "queryByDistance": False,
+        "referenceTargetField": None,
+        "relationshipOrder": None,
+        "restrictedDelete": False,
+        "scale": scale,
+        "searchPrefilterable": False,
+        "soapType": _SOAP_TYPES.get(spec.type, "xsd:string"),
+        "sortable": not long_text,
+        "writeRequiresMasterRead": False,
+    }
+
+
+def _describe_flags(obj: SObject) -> dict[str, Any]:
+    """What an object's describe says about it beyond its fields: a standard object's flags."""
+    return {
+        "actionOverrides": [],
+        "activateable": False,
+        "associateEntityType": None,
+        "associateParentEntity": None,
+        "compactLayoutable": True,
+        "customSetting": False,
+        "deepCloneable": False,
+        "defaultImplementation": None,
+        "deprecatedAndHidden": False,
+        "extendedBy": None,
+        "extendsInterfaces": None,
+        "feedEnabled": obj.name != "Task",
+        "hasSubtypes": False,
+        "implementedBy": None,
+        "implementsInterfaces": None,
+        "isInterface": False,
+        "isSubtype": False,
+        "layoutable": True,
+        "listviewable": None,
+        "lookupLayoutable": None,
+        "mergeable": obj.name in ("Account", "Contact", "Lead", "Case"),
+        "mruEnabled": True,
+        "namedLayoutInfos": [],
+        "networkScopeFieldName": None,
+        "recordTypeInfos": [],
+        "replicateable": True,
+        "retrieveable": True,
+        "searchLayoutable": True,
+        "sobjectDescribeOption": "FULL",
+        "supportedScopes": [{"label": f"All {obj.label_plural.lower()}", "name": "everything"}],
+        "triggerable": True,
+        # Users are deactivated, never deleted, so none wait in the recycle bin.
+        "undeletable": obj.name != "User",
     }
 
 
