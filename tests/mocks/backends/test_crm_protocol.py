@@ -7,7 +7,9 @@ the runtime's to-do for Salesforce fidelity, and a fix shows up as an unexpected
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import json
 import re
 from typing import Any
@@ -337,3 +339,123 @@ def test_lead_conversion_moves_the_lead_to_the_converted_status(api: MockClient)
     converted = api.post(f"/services/apexrest/LeadConvert/{lead}", json={})
     assert converted.status == 200
     assert decoded(api.get(f"{DATA}/sobjects/Lead/{lead}"))["Status"] == "Closed - Converted"
+
+
+def test_a_converted_lead_refuses_edits(api: MockClient) -> None:
+    lead = create(api, "Lead", LastName="Nair", Company="Oceanic")
+    api.post(f"/services/apexrest/LeadConvert/{lead}", json={})
+    refused = api.patch(f"{DATA}/sobjects/Lead/{lead}", json={"Title": "CTO"})
+    assert (refused.status, decoded(refused)[0]["errorCode"]) == (
+        400,
+        "CANNOT_UPDATE_CONVERTED_LEAD",
+    )
+
+
+# -- how the mock serves the contract (the `salesforce` extension) --------------------------------
+
+
+def test_every_api_version_is_served_alike(api: MockClient) -> None:
+    account = create(api, "Account", Name="Acme")
+    record = decoded(api.get(f"/services/data/v50.0/sobjects/Account/{account}"))
+    assert record["attributes"]["url"] == f"/services/data/v50.0/sobjects/Account/{account}"
+
+
+def test_an_unknown_path_under_services_answers_not_found(api: MockClient) -> None:
+    response = api.get(f"{DATA}/sobjects/Account/0015g0000000000AAA/Contacts/extra")
+    assert (response.status, decoded(response)) == (
+        404,
+        [{"message": "The requested resource does not exist", "errorCode": "NOT_FOUND"}],
+    )
+
+
+def test_a_write_to_a_deleted_record_says_entity_is_deleted(api: MockClient) -> None:
+    account = create(api, "Account", Name="Gone")
+    assert api.delete(f"{DATA}/sobjects/Account/{account}").status == 204
+    for response in (
+        api.patch(f"{DATA}/sobjects/Account/{account}", json={"Name": "Back"}),
+        api.delete(f"{DATA}/sobjects/Account/{account}"),
+    ):
+        assert (response.status, decoded(response)[0]["errorCode"]) == (404, "ENTITY_IS_DELETED")
+
+
+def test_records_live_in_the_caller_s_world_only(mock: Mock, api: MockClient) -> None:
+    account = create(api, "Account", Name="Acme")
+    with mock.store.transaction(str(api.world)) as tx:
+        stored = tx.get("Account", account)
+    assert stored is not None
+    assert (stored["Name"], stored["IsDeleted"]) == ("Acme", False)
+    mock.store.create_world("crm-other-world")
+    other = MockClient(
+        mock, headers={"Authorization": f"Bearer {SESSION}"}, world="crm-other-world"
+    )
+    count = decoded(other.get(f"{DATA}/query/", params={"q": "SELECT COUNT() FROM Account"}))
+    assert count["totalSize"] == 0
+
+
+def test_a_record_seeded_with_some_fields_is_served_with_every_field(
+    mock: Mock, api: MockClient
+) -> None:
+    account = "0015g0000000001AAA"
+    with mock.store.transaction(str(api.world)) as tx:
+        tx.insert("Account", account, {"Id": account, "Name": "Seeded"})
+    record = decoded(api.get(f"{DATA}/sobjects/Account/{account}"))
+    assert (record["Name"], record["IsDeleted"], record["Industry"]) == ("Seeded", False, None)
+    found = decoded(api.get(f"{DATA}/query/", params={"q": "SELECT Name FROM Account"}))
+    assert [row["Name"] for row in found["records"]] == ["Seeded"]
+
+
+def test_a_refused_request_writes_nothing(api: MockClient) -> None:
+    lead = create(api, "Lead", LastName="Nair", Company="Oceanic")
+    refused = api.post(
+        f"/services/apexrest/LeadConvert/{lead}",
+        json={"convertedStatus": "Closed - Converted", "accountId": "0015g0000000000AAA"},
+    )
+    assert refused.status == 400
+    assert decoded(api.get(f"{DATA}/sobjects/Lead/{lead}"))["IsConverted"] is None
+    count = decoded(api.get(f"{DATA}/query/", params={"q": "SELECT COUNT() FROM Contact"}))
+    assert count["totalSize"] == 0
+
+
+def test_ids_and_case_numbers_count_on_across_requests(api: MockClient) -> None:
+    first, second = (create(api, "Case", Subject=subject) for subject in ("A", "B"))
+    numbers = [
+        decoded(api.get(f"{DATA}/sobjects/Case/{case}"))["CaseNumber"] for case in (first, second)
+    ]
+    assert numbers == ["00001001", "00001002"]
+    assert first != second
+
+
+def test_the_oldest_of_more_than_ten_open_cursors_expires(api: MockClient) -> None:
+    for number in range(201):
+        create(api, "Lead", LastName=f"Visitor {number:03d}", Company="Expo")
+    batch = {"Sforce-Query-Options": "batchSize=200"}
+    urls = [
+        decoded(api.get(f"{DATA}/query/", params={"q": "SELECT Id FROM Lead"}, headers=batch))[
+            "nextRecordsUrl"
+        ]
+        for _ in range(11)
+    ]
+    expired = api.get(urls[0])
+    assert (expired.status, decoded(expired)[0]["errorCode"]) == (400, "INVALID_QUERY_LOCATOR")
+    last = decoded(api.get(urls[-1]))
+    assert (last["done"], len(last["records"])) == (True, 1)
+
+
+def test_the_token_answer_is_signed_and_names_the_user(mock: Mock, api: MockClient) -> None:
+    user, password = USER
+    granted = decoded(
+        MockClient(mock, base_url="https://acme.my.salesforce.com", world=api.world).post(
+            "/services/oauth2/token",
+            content=f"grant_type=password&username={user}&password={password}".encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+    )
+    assert "expires_in" not in granted
+    signed = f"{granted['id']}{granted['issued_at']}".encode()
+    digest = hmac.new(granted["access_token"].encode(), signed, hashlib.sha256).digest()
+    assert granted["signature"] == base64.b64encode(digest).decode("ascii")
+    user_id = granted["id"].rsplit("/", 1)[1]
+    me = MockClient(
+        mock, headers={"Authorization": f"Bearer {granted['access_token']}"}, world=api.world
+    )
+    assert decoded(me.get(f"{DATA}/sobjects/User/{user_id}"))["Username"] == user
