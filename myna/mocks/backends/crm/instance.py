@@ -971,11 +971,15 @@ class Org:
         if depth >= 2:
             return view
         for spec in obj.fields:
-            if spec.relationship is None or row.get(spec.name) is None:
+            if spec.relationship is None:
                 continue
-            target = BY_PREFIX[str(row[spec.name])[:3]]
-            related = self.rows[target].get(row[spec.name])
-            if related is not None:
+            # The reference alone decides the relationship: a row stored with something under
+            # the relationship's name (records seeded from a learned model) does not.
+            view[spec.relationship] = None
+            reference = row.get(spec.name)
+            target = BY_PREFIX.get(str(reference)[:3]) if reference is not None else None
+            related = self.rows[target].get(str(reference)) if target is not None else None
+            if target is not None and related is not None:
                 view[spec.relationship] = self._view(OBJECTS[target], related, depth + 1)
                 view[spec.relationship]["__type"] = target
         return view
