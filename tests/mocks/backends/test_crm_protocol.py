@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.backends import builtin_model
+from myna.mocks.backends.crm.instance import Org
 from myna.mocks.backends.crm.objects import OBJECTS
 from myna.mocks.ids import salesforce_checksum
 from myna.mocks.messages import MockResponse
@@ -462,3 +464,16 @@ def test_the_token_answer_is_signed_and_names_the_user(mock: Mock, api: MockClie
         mock, headers={"Authorization": f"Bearer {granted['access_token']}"}, world=api.world
     )
     assert decoded(me.get(f"{DATA}/sobjects/User/{user_id}"))["Username"] == user
+
+
+def test_a_create_in_a_world_seeded_from_files_steps_past_the_seeded_ids_and_numbers(
+    mock: Mock, api: MockClient
+) -> None:
+    # The ids and case number a fresh org mints first, as a world seeded from its records holds.
+    fresh = Org("https://acme.my.salesforce.com", datetime(2026, 1, 5))
+    case = fresh.new_id(OBJECTS["Case"].key_prefix)
+    with mock.store.transaction(str(api.world)) as tx:
+        tx.insert("Case", case, {"Id": case, "Subject": "Seeded", "CaseNumber": "00001001"})
+    created = create(api, "Case", Subject="New")
+    assert created != case
+    assert decoded(api.get(f"{DATA}/sobjects/Case/{created}"))["CaseNumber"] == "00001002"

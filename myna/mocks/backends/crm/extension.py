@@ -47,10 +47,10 @@ from myna.mocks.backends.crm.instance import (
     not_found,
     token_answer,
 )
-from myna.mocks.backends.crm.objects import OBJECTS
+from myna.mocks.backends.crm.objects import BY_PREFIX, OBJECTS
 from myna.mocks.extensions import Extension, Route, RouteCall, register_extension
 from myna.mocks.messages import MockRequest, MockResponse
-from myna.mocks.query import Query
+from myna.mocks.query import Condition, Query
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
 from myna.traces.model import Body
@@ -177,6 +177,23 @@ class StoredOrg(Org):
 
     def next_number(self, name: str) -> int:
         return self.tx.next_sequence(f"crm.{name}", 1)
+
+    # A world seeded from files already holds ids and case numbers the org's sequences know
+    # nothing of: the first create of an object there steps past them, once.
+
+    def new_id(self, prefix: str) -> str:
+        name = BY_PREFIX.get(prefix)
+        while True:
+            record_id = super().new_id(prefix)
+            if name is None or self.tx.get(name, record_id) is None:
+                return record_id
+
+    def case_number(self) -> str:
+        while True:
+            number = super().case_number()
+            taken = Query(where=Condition("CaseNumber", "=", number), limit=1)
+            if not self.tx.list("Case", taken)[0]:
+                return number
 
     def flush(self) -> None:
         for table in self.tables.values():

@@ -227,6 +227,10 @@ class Org:
         self._counters[name] = number
         return number
 
+    def case_number(self) -> str:
+        """The next case's number: an auto-number from 00001001 (the org's starting value)."""
+        return f"{1000 + self.next_number('CaseNumber'):08d}"
+
     def new_id(self, prefix: str) -> str:
         number = self.next_number(prefix)
         digits = ""
@@ -461,8 +465,7 @@ class Org:
         record_id = self.new_id(obj.key_prefix)
         row = self._system_fields(name, record_id, sent, user)
         if name == "Case":
-            # Case numbers run from 00001001 (the org's auto-number starting value).
-            row["CaseNumber"] = f"{1000 + self.next_number('CaseNumber'):08d}"
+            row["CaseNumber"] = self.case_number()
         if name == "Product2" and row["IsActive"] is None:
             row["IsActive"] = False
         if name == "User" and row["IsActive"] is None:
