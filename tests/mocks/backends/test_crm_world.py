@@ -1,0 +1,102 @@
+"""The consistent CRM world shipped as seed files: reproduced from the reference org, and served
+by the `salesforce` extension with every platform rule holding in it."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import as_file, files
+from typing import Any
+
+import pytest
+
+from myna.mocks import Mock, MockClient
+from myna.mocks.auth import Credentials
+from myna.mocks.backends import builtin_model
+from myna.mocks.backends.crm.instance import STAGES
+from myna.mocks.backends.crm.world import reference_world, seed_files
+from myna.mocks.seed import seed_from_files
+from myna.mocks.sqlstore import SqlStore
+
+SHIPPED = files("myna.mocks.backends.crm").joinpath("reference_world")
+DATA = "/services/data/v59.0"
+SESSION = "00D5g000004ExAmE!AQ0AQworld"
+
+
+@pytest.fixture(scope="module")
+def api() -> MockClient:
+    model = builtin_model("crm")
+    store = SqlStore(model, "sqlite://")
+    with as_file(SHIPPED) as directory:
+        snapshot = seed_from_files(model, store, directory)
+    store.create_world("reference", from_snapshot=snapshot)
+    mock = Mock(model, store, credentials=Credentials(tokens=frozenset({SESSION})))
+    return MockClient(mock, headers={"Authorization": f"Bearer {SESSION}"}, world="reference")
+
+
+def records(api: MockClient, soql: str, endpoint: str = "query") -> list[dict[str, Any]]:
+    answer = api.get(f"{DATA}/{endpoint}/", params={"q": soql})
+    assert answer.status == 200, answer.body
+    found: list[dict[str, Any]] = json.loads(answer.body)["records"]
+    return found
+
+
+def test_regenerating_the_world_reproduces_the_shipped_seed_files() -> None:
+    written = seed_files(reference_world())
+    shipped = {
+        item.name: item.read_text(encoding="utf-8")
+        for item in SHIPPED.iterdir()
+        if item.name.endswith(".jsonl")
+    }
+    assert written == shipped, (
+        "regenerate: python -m myna.mocks.backends.crm.world "
+        "-o myna/mocks/backends/crm/reference_world"
+    )
+
+
+def test_every_opportunity_carries_its_stage_s_flags(api: MockClient) -> None:
+    deals = records(api, "SELECT StageName, IsClosed, IsWon FROM Opportunity")
+    assert {deal["IsClosed"] for deal in deals} == {True, False}
+    for deal in deals:
+        stage = deal["StageName"]
+        assert stage in STAGES
+        assert (deal["IsClosed"], deal["IsWon"]) == (
+            stage.startswith("Closed"),
+            stage == "Closed Won",
+        )
+
+
+def test_every_reference_names_a_record_of_the_world(api: MockClient) -> None:
+    for soql, relationship in (
+        ("SELECT Account.Name FROM Contact WHERE AccountId != null", "Account"),
+        ("SELECT Account.Name FROM Opportunity WHERE AccountId != null", "Account"),
+        ("SELECT Opportunity.Name FROM OpportunityLineItem", "Opportunity"),
+        ("SELECT Owner.Name FROM Case", "Owner"),
+    ):
+        for record in records(api, soql):
+            assert record[relationship] is not None, (soql, record)
+
+
+def test_a_closed_case_has_a_reason_and_an_escalated_one_its_flag(api: MockClient) -> None:
+    cases = records(api, "SELECT Status, Reason, IsClosed, IsEscalated FROM Case")
+    assert any(case["Status"] == "Closed" for case in cases)
+    for case in cases:
+        assert case["IsClosed"] == (case["Status"] == "Closed")
+        if case["Status"] == "Closed":
+            assert case["Reason"] is not None
+        if case["Status"] == "Escalated":
+            assert case["IsEscalated"] is True
+
+
+def test_a_converted_lead_points_at_what_it_became_and_refuses_edits(api: MockClient) -> None:
+    (lead,) = records(
+        api, "SELECT Id, ConvertedAccount.Name, Company FROM Lead WHERE IsConverted = true"
+    )
+    assert lead["ConvertedAccount"]["Name"] == lead["Company"]
+    refused = api.patch(f"{DATA}/sobjects/Lead/{lead['Id']}", json={"Title": "CTO"})
+    assert json.loads(refused.body)[0]["errorCode"] == "CANNOT_UPDATE_CONVERTED_LEAD"
+
+
+def test_the_recycle_bin_is_seen_by_query_all_only(api: MockClient) -> None:
+    soql = "SELECT Id FROM Lead WHERE IsDeleted = true"
+    assert records(api, soql) == []
+    assert records(api, soql, "queryAll") != []
