@@ -272,3 +272,13 @@ def test_without_extensions_one_page_has_no_link_and_several_do() -> None:
     create(client)
     link = client.get(f"{TABLE}/incident", params={"sysparm_limit": "1"}).header("Link") or ""
     assert link.count('rel="next"') == 1
+
+
+def test_side_effect_resources_are_the_union_of_the_chosen_extensions() -> None:
+    extensions = Extensions(
+        (
+            Extension(name="audit", side_effect_resources=frozenset({"sys_audit"})),
+            Extension(name="journal", side_effect_resources=frozenset({"sys_journal_field"})),
+        )
+    )
+    assert extensions.side_effect_resources == {"sys_audit", "sys_journal_field"}

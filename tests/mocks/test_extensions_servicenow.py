@@ -63,7 +63,9 @@ def test_an_assignee_who_is_a_member_of_the_group_is_accepted(api: MockClient) -
 
 def test_an_outsider_is_refused_with_the_names_of_person_and_group(api: MockClient) -> None:
     user = create(api, "sys_user", user_name="ben.ng", first_name="Ben", last_name="Ng")
+    member = create(api, "sys_user", user_name="ana.li", first_name="Ana", last_name="Li")
     group = create(api, "sys_user_group", name="Network")
+    create(api, "sys_user_grmember", user=member["sys_id"], group=group["sys_id"])
     response = api.post(
         f"{TABLE}/incident",
         json={
@@ -77,6 +79,16 @@ def test_an_outsider_is_refused_with_the_names_of_person_and_group(api: MockClie
         "message": "Operation Failed",
         "detail": "Invalid update: Ben Ng is not a member of assignment group Network",
     }
+
+
+def test_a_group_whose_members_the_world_does_not_hold_is_not_judged(api: MockClient) -> None:
+    user = create(api, "sys_user", user_name="ben.ng", first_name="Ben", last_name="Ng")
+    group = create(api, "sys_user_group", name="Network")
+    response = api.patch(
+        f"{TABLE}/incident/{incident(api)['sys_id']}",
+        json={"assignment_group": group["sys_id"], "assigned_to": user["sys_id"]},
+    )
+    assert response.status == 200
 
 
 def test_resolving_with_the_resolution_fields_is_accepted(api: MockClient) -> None:

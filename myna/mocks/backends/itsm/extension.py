@@ -414,7 +414,12 @@ def _columns(resource: str, names: list[str]) -> Iterator[tuple[str, Column | No
 
 
 def _check_assignment(call: WriteCall) -> None:
-    """An assignee must be a member (sys_user_grmember) of the assignment group."""
+    """An assignee must be a member (sys_user_grmember) of the assignment group.
+
+    Only a group whose members the world holds is checked: a world replayed from a recording
+    that never read sys_user_grmember knows no memberships, and refusing there would invent a
+    violation the real instance would not see.
+    """
     after = call.after
     group, user = _text(after.get("assignment_group")), _text(after.get("assigned_to"))
     if not group or not user or "sys_user_grmember" not in call.mock.resources:
@@ -424,11 +429,8 @@ def _check_assignment(call: WriteCall) -> None:
         _text(call.before.get("assigned_to")),
     ):
         return
-    _, members = call.tx.list(
-        "sys_user_grmember",
-        Query(where=And((Condition("group", "=", group), Condition("user", "=", user))), limit=0),
-    )
-    if members == 0:
+    members, _ = call.tx.list("sys_user_grmember", Query(where=Condition("group", "=", group)))
+    if members and all(_text(member.get("user")) != user for member in members):
         person, team = _display(call, "sys_user", user), _display(call, "sys_user_group", group)
         raise Rejection(
             403,
@@ -626,6 +628,7 @@ SERVICENOW = Extension(
     render=render,
     link_header=link_header,
     refusal=refusal,
+    side_effect_resources=frozenset({"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT}),
 )
 
 register_extension(SERVICENOW)
