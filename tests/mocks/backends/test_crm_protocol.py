@@ -463,7 +463,8 @@ def test_the_token_answer_is_signed_and_names_the_user(mock: Mock, api: MockClie
     me = MockClient(
         mock, headers={"Authorization": f"Bearer {granted['access_token']}"}, world=api.world
     )
-    assert decoded(me.get(f"{DATA}/sobjects/User/{user_id}"))["Username"] == user
+    me_as_user = decoded(me.get(f"{DATA}/sobjects/User/{user_id}"))
+    assert (me_as_user["Username"], me_as_user["Name"]) == (user, "integration")
 
 
 def test_a_create_in_a_world_seeded_from_files_steps_past_the_seeded_ids_and_numbers(

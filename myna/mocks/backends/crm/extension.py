@@ -164,6 +164,8 @@ class StoredOrg(Org):
         self.tx = call.transaction()
         self.tables = {name: StoredTable(self.tx, name) for name in OBJECTS}
         moment = datetime.fromtimestamp(int(call.mock.clock()), tz=UTC).replace(tzinfo=None)
+        # The caller as a User: the runtime's principal is a user name or, for a configured
+        # session, the word "token"; a User's Username is an e-mail address.
         username = principal if "@" in principal else f"{principal}@crm.myna.invalid"
         super().__init__(
             call.request.base_url,
@@ -171,7 +173,7 @@ class StoredOrg(Org):
             rows=self.tables,
             cursors=cursors_of(call.mock, call.world),
             api_calls=self.tx.next_sequence("crm.api_calls", 1) - 1,
-            admin=(username, "", principal),
+            admin=(username, "", principal.partition("@")[0]),
         )
         self.sessions[_RUNTIME_SESSION] = self.admin_id
 

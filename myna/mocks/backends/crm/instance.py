@@ -250,7 +250,7 @@ class Org:
                 "Username": username,
                 "FirstName": first,
                 "LastName": last,
-                "Name": f"{first} {last}",
+                "Name": f"{first} {last}".strip(),
                 "Alias": (first[:1] + last[:4]).lower(),
                 "Email": username,
                 "IsActive": True,
