@@ -388,11 +388,16 @@ def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
 
 
 def _data_policies(call: WriteCall, resource: str) -> None:
-    """Entering a state without its mandatory fields is refused with every missing label."""
+    """Entering a state without its mandatory fields is refused with every missing label.
+
+    The data policies are the reviewed state models' (pinned in overlay.yaml); a learned
+    machine's co-occurring fields are left to the generic behaviour checks."""
     for machine in call.resource.state_machines:
         target = _text(call.after.get(machine.field))
-        if not target or (
-            call.before is not None and _text(call.before.get(machine.field)) == target
+        if (
+            not machine.evidence.pinned
+            or not target
+            or (call.before is not None and _text(call.before.get(machine.field)) == target)
         ):
             continue
         missing = [
