@@ -26,7 +26,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from http import HTTPStatus
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
@@ -56,6 +56,9 @@ from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
 from myna.schemas.model import StateMachine
 
+if TYPE_CHECKING:
+    from myna.mocks.runtime import Mock
+
 _JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
 _TABLE_PATH: Final = re.compile(r"^/api/now/table/([^/]+)")
 # The model names the attachment resource after its path; the dictionary calls it sys_attachment.
@@ -79,7 +82,7 @@ _NEEDS_APPROVAL: Final = frozenset({"-2", "-1", "0", "3"})
 # -- §2 paths and unknown tables -------------------------------------------------------------
 
 
-def _unknown_table(mock: Any, request: MockRequest, path: str) -> Rejection | None:
+def _unknown_table(mock: Mock, request: MockRequest, path: str) -> Rejection | None:
     match = _TABLE_PATH.match(path)
     if match is None or match.group(1) in mock.resources:
         return None
