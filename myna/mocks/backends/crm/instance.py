@@ -843,10 +843,11 @@ class Org:
                 "use a custom object, be sure to append the '__c' after the entity name. Please "
                 "reference your WSDL or the describe call for the appropriate names.",
             )
-        for path in _paths(parsed):
+        paths = _paths(parsed)
+        for path in paths:
             self._check_path(text, obj, path)
         views = [
-            self._view(obj, row, 0)
+            self._view(obj, row, paths)
             for row in self.rows[obj.name].values()
             if include_deleted or not row["IsDeleted"]
         ]
@@ -894,8 +895,10 @@ class Org:
             for path in (*item.fields, *(key.field for key in item.order_by)):
                 self._check_path(text, obj, path)
             searched = _searched_fields(obj, parsed.scope)
+            paths = [*item.fields, *(key.field for key in item.order_by)]
+            paths.extend(_condition_fields(item.where))
             views = [
-                self._view(obj, row, 0)
+                self._view(obj, row, paths)
                 for row in self.rows[obj.name].values()
                 if not row["IsDeleted"]
                 and any(isinstance(row[name], str) and matches(row[name]) for name in searched)
@@ -967,23 +970,30 @@ class Org:
                 )
             current = OBJECTS[relation.reference_to[0]]
 
-    def _view(self, obj: SObject, row: Row, depth: int) -> Row:
-        """The row with each relationship name holding its related record, two levels deep,
-        so the shared evaluator walks `Account.Owner.Name` through plain dictionaries."""
+    def _view(self, obj: SObject, row: Row, paths: Iterable[str]) -> Row:
+        """The row with each relationship the query's paths walk (`Account.Owner.Name`)
+        holding its related record, so the shared evaluator walks it through plain
+        dictionaries. Only walked relationships are looked up: a query reads every row."""
         view = dict(row)
-        if depth >= 2:
-            return view
+        walks: dict[str, list[str]] = {}
+        for path in paths:
+            head, dot, rest = path.partition(".")
+            if dot:
+                walks.setdefault(head.lower(), []).append(rest)
         for spec in obj.fields:
             if spec.relationship is None:
                 continue
             # The reference alone decides the relationship: a row stored with something under
             # the relationship's name (records seeded from a learned model) does not.
             view[spec.relationship] = None
+            further = walks.get(spec.relationship.lower())
             reference = row.get(spec.name)
-            target = BY_PREFIX.get(str(reference)[:3]) if reference is not None else None
+            if further is None or reference is None:
+                continue
+            target = BY_PREFIX.get(str(reference)[:3])
             related = self.rows[target].get(str(reference)) if target is not None else None
             if target is not None and related is not None:
-                view[spec.relationship] = self._view(OBJECTS[target], related, depth + 1)
+                view[spec.relationship] = self._view(OBJECTS[target], related, further)
                 view[spec.relationship]["__type"] = target
         return view
 
@@ -1034,7 +1044,13 @@ def _searched_fields(obj: SObject, scope: str) -> tuple[str, ...]:
 def _paths(query: SoqlQuery) -> list[str]:
     paths = [item.path for item in query.select if isinstance(item, FieldRef)]
     paths.extend(key.field for key in query.order_by)
-    stack: list[Filter] = [query.where] if query.where is not None else []
+    paths.extend(_condition_fields(query.where))
+    return paths
+
+
+def _condition_fields(where: Filter | None) -> list[str]:
+    paths: list[str] = []
+    stack: list[Filter] = [where] if where is not None else []
     while stack:
         node = stack.pop()
         if isinstance(node, Condition):
