@@ -1,8 +1,8 @@
 """PROTOCOL.md, clause by clause, against the runtime serving the shipped CRM model (in process).
 
-Each test is one statement of the contract a Salesforce REST client relies on. Where the runtime
-does not meet it yet the test is a strict `xfail` whose reason names the missing hook: that list is
-the runtime's to-do for Salesforce fidelity, and a fix shows up as an unexpected pass.
+Each test is one statement of the contract a Salesforce REST client relies on; the last section
+states how the `salesforce` extension serves it (versions, worlds, seeded records, cursors, the
+token answer).
 """
 
 from __future__ import annotations

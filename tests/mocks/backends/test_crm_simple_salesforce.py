@@ -4,8 +4,7 @@ Each test builds a stock `Salesforce(instance_url=..., session_id=..., session=.
 integration with an existing session does, trusting the mock's CA through a `requests.Session`
 with `verify=`; the world is chosen by the `X-Myna-World` header on that session, so every test
 runs in its own world. What the client sends and expects is written down in
-myna/mocks/backends/crm/PROTOCOL.md. Tests marked `xfail` name the runtime hook that is missing
-and turn into failures (strict) the day it exists, so the marker has to go.
+myna/mocks/backends/crm/PROTOCOL.md; the `salesforce` extension serves it.
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ def session(
     stock = requests.Session()
     stock.verify = str(server.ca_file)
     stock.headers["X-Myna-World"] = world
-    # A failed call's response stays referenced from an xfail traceback with its keep-alive
+    # A failed call's response stays referenced from a traceback with its keep-alive
     # connection open, and uvicorn waits for open connections before it stops.
     stock.headers["Connection"] = "close"
     yield stock
