@@ -330,16 +330,20 @@ def _state_fields(
 
 
 _TIME_NAME_SUFFIXES = ("_at", "_on", "date", "stamp", "_time")
+_LONGEST_TIMESTAMP = len("2024-12-17T15:14:34Z")
 
 
 def _is_time(spec: FieldSpec) -> bool:
     fmt = spec.schema_.get("format")
     if fmt in ("date-time", "date"):
         return True
+    # A name alone (`*_at`, `*_on`) is weak evidence: a schema that constrains the text in a
+    # way no timestamp fits overrules it.
     return (
         fmt is None
         and _type_of(spec.schema_) == "string"
-        and "enum" not in spec.schema_
+        and not {"enum", "pattern", "const"} & spec.schema_.keys()
+        and spec.schema_.get("maxLength", _LONGEST_TIMESTAMP) >= _LONGEST_TIMESTAMP
         and spec.name.lower().endswith(_TIME_NAME_SUFFIXES)
     )
 

@@ -127,6 +127,8 @@ class Change:
     example: str
     implied: bool = False
     """The state change was already counted from the request that caused it (an `Implied`)."""
+    request: dict[str, Any] | None = None
+    """The body of the write that made the change, when the change is its answer."""
 
 
 @dataclass(slots=True)
@@ -267,12 +269,32 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
         ],
         required_on_entry=_required_on_entry(entries, path),
         changes_on_entry=_changes_on_entry(entries, seen.changes, path),
-        # Without any observed transition there is nothing to enforce: every move stays allowed.
-        enforce=observed,
+        # Without any observed transition there is nothing to enforce: every move stays allowed;
+        # nor for a field the server keeps in step with another (incident_state mirrors state).
+        enforce=observed and _clients_write(path, seen),
         evidence=total.evidence(scale=1.0 if observed else 0.5)
         if observed
         else Tally().evidence(samples=shape.count, scale=0.3),
     )
+
+
+def _clients_write(path: str, seen: Observations) -> bool:
+    """Whether clients move this field themselves, as far as the requests show.
+
+    When the writes that changed it are known and none of them sent it, the server moves it as a
+    consequence of something else, and refusing its moves would refuse the requests that cause
+    them. With no known write (changes seen only by reading), assume clients do.
+    """
+    if seen.implied:
+        return True
+    top = path.split(".")[0]
+    moved_by = [
+        change.request
+        for change in seen.changes
+        if change.request is not None
+        and state_key(value_at(change.before, path)) != state_key(value_at(change.after, path))
+    ]
+    return not moved_by or any(top in request for request in moved_by)
 
 
 def _states(shape: Shape) -> list[str]:
@@ -304,7 +326,12 @@ def _filled(value: Any) -> bool:
 
 
 def _required_on_entry(entries: dict[str, list[Change]], path: str) -> dict[str, list[str]]:
-    """Fields set after every entry into a state that were empty before at least one of them."""
+    """Fields set after every entry into a state that were empty before at least one of them.
+
+    Where the write that entered the state is known, only what the client sent or what was
+    already set counts: fields the server fills on entry (`resolved_at`) are effects of the
+    transition (`changes_on_entry`), not something a client must supply.
+    """
     top = path.split(".")[0]
     required: dict[str, list[str]] = {}
     for state, changes in sorted(entries.items()):
@@ -312,6 +339,11 @@ def _required_on_entry(entries: dict[str, list[Change]], path: str) -> dict[str,
         newly: set[str] = set()
         for change in changes:
             filled = {name for name, value in change.after.items() if _filled(value)}
+            if change.request is not None:
+                sent = {name for name, value in change.request.items() if _filled(value)}
+                filled = {
+                    name for name in filled if name in sent or _filled(change.before.get(name))
+                }
             always = filled if always is None else always & filled
             newly |= {name for name in filled if not _filled(change.before.get(name))}
         fields = sorted((always or set()) & newly - {top})

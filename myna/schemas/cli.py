@@ -73,7 +73,8 @@ def learn_command(
     console.print(f"learned from {stream.report.sessions} sessions in {len(traces)} file(s)")
     for model, path in zip(models, written, strict=True):
         console.print(
-            f"wrote {path}: {len(model.resources)} resources, {len(model.operations)} operations"
+            f"wrote {path}: {len(model.resources)} resources, {len(model.operations)} operations",
+            soft_wrap=True,
         )
 
 

@@ -871,7 +871,13 @@ class ServiceLearner:
                 if before is not None and before != record:
                     seen[name].changes.append(
                         behaviour.Change(
-                            before, record, operation, obs.session, exchange.id, was_implied
+                            before,
+                            record,
+                            operation,
+                            obs.session,
+                            exchange.id,
+                            was_implied,
+                            request=_request_record(exchange) if written else None,
                         )
                     )
         for name, resource in resources.items():
@@ -1132,3 +1138,8 @@ def _canonical_header(name: str) -> str:
     if lowered.startswith("x-"):
         return "X-" + "-".join(part.capitalize() for part in lowered[2:].split("-"))
     return "-".join(part.capitalize() for part in lowered.split("-"))
+
+
+def _request_record(exchange: Exchange) -> dict[str, Any] | None:
+    body = exchange.request_body.value if exchange.request_body.is_json else None
+    return body if isinstance(body, dict) else None

@@ -435,9 +435,28 @@ def test_refused_transition_keeps_status_and_message(servicenow: ServiceModel) -
 def test_fields_set_and_changed_on_entering_a_state(servicenow: ServiceModel) -> None:
     [machine] = servicenow.resources["incident"].state_machines
 
-    assert machine.required_on_entry == {"6": ["close_code", "resolved_at"]}
+    # The client sent close_code; the server stamped resolved_at: only the first is required.
+    assert machine.required_on_entry == {"6": ["close_code"]}
     # sys_mod_count changes with every write, so it says nothing about entering Resolved.
     assert machine.changes_on_entry == {"6": ["close_code", "resolved_at"]}
+
+
+def test_a_status_the_server_moves_in_step_with_another_is_not_enforced() -> None:
+    url = "https://x.example.com/api/v1/tickets"
+    created = {"id": 1, "status": "open", "phase": "intake"}
+    closed = {"id": 1, "status": "closed", "phase": "done"}
+    [model] = learn(
+        [
+            session(
+                exchange("POST", url, 201, created, request={"status": "open"}),
+                exchange("PATCH", f"{url}/1", 200, closed, request={"status": "closed"}),
+            )
+        ]
+    )
+
+    machines = {m.field: m for m in model.resources["ticket"].state_machines}
+    assert machines["status"].enforce
+    assert not machines["phase"].enforce
 
 
 def test_status_field_seen_only_in_listings_is_not_enforced() -> None:
