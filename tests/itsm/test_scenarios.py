@@ -21,8 +21,9 @@ from myna.itsm.importers import (
 )
 from myna.itsm.scenarios import KINDS, TIERS, Generation, adapt, generate
 from myna.replay.audit import audit
-from myna.replay.episode import FieldEquals
+from myna.replay.episode import FieldEquals, HttpStep
 from myna.replay.mock_world import runner_for
+from myna.replay.run import run_steps
 from myna.schemas.model import ServiceModel
 
 
@@ -91,6 +92,34 @@ def test_each_kind_passes_the_replay_audit(
     gates = {gate.name for gate in report.gates}
     assert {"reference_passes", "noop_fails", "world_valid", "deterministic"} <= gates
     assert any(name.startswith("probe:") for name in gates)
+
+
+@pytest.mark.parametrize(
+    ("note_on", "passes"),
+    [
+        pytest.param("target", True, id="note-on-the-incident"),
+        pytest.param(None, False, id="no-note"),
+        pytest.param("other", False, id="note-on-another-incident"),
+    ],
+)
+def test_reopen_judges_the_work_note_by_the_journal(
+    note_on: str | None, passes: bool, generation: Generation, model: ServiceModel
+) -> None:
+    # ServiceNow reads incident.work_notes back empty; the note lives in sys_journal_field.
+    episode = next(s for s in generation.scenarios if s.kind == "reopen").episode
+    (reference,) = episode.reference.steps
+    assert isinstance(reference, HttpStep)
+    assert isinstance(reference.body, dict)
+    body = {k: v for k, v in reference.body.items() if k != "work_notes"}
+    steps = [reference.model_copy(update={"body": body})]
+    if note_on is not None:
+        number = episode.id.rsplit("-", 1)[-1]
+        incidents = episode.environment.initial_world["incident"]
+        noted = next(r for r in incidents if (r["number"] == number) == (note_on == "target"))
+        path = f"/api/now/table/incident/{noted['sys_id']}"
+        steps.append(HttpStep(method="PATCH", path=path, body={"work_notes": "It recurred."}))
+    result = run_steps(runner_for(episode, model), steps)
+    assert result.passed is passes, result.verification.as_dict()
 
 
 def test_a_verifier_that_checks_nothing_is_rejected(

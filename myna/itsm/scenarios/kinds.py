@@ -30,6 +30,7 @@ from myna.replay.episode import (
     Environment,
     Episode,
     FieldEquals,
+    FieldIn,
     FieldMatches,
     HttpStep,
     ModelRef,
@@ -85,6 +86,7 @@ TIERS: Final[dict[ScenarioKind, int]] = {
 3: several records or tables, found by reading the data."""
 
 TABLE: Final = "/api/now/table"
+JOURNAL: Final = "sys_journal_field"
 NON_EMPTY: Final = r"(?s).*\S.*"
 LEVELS: Final = {"1": "1 - High", "2": "2 - Medium", "3": "3 - Low"}
 DISTRACTORS: Final = 3
@@ -278,12 +280,43 @@ def _distractors(
         world.add(incident, **OPEN_RESET)
 
 
+def _work_note(name: str, sys_id: str) -> RecordExists:
+    """A work note was added to the incident. ServiceNow keeps notes in `sys_journal_field`
+    (`incident.work_notes` always reads empty), one entry per note, never an empty one; an
+    episode world holds no journal, so any entry for the incident is the agent's."""
+    return RecordExists(
+        name=name,
+        resource=JOURNAL,
+        where={"element_id": sys_id, "element": "work_notes"},
+    )
+
+
+def _notes_only_on(sys_ids: list[str]) -> FieldIn:
+    """Every journal entry (work note or comment) is on one of `sys_ids`. The collateral guard
+    ignores the journal, which the service writes as a side effect, so a note broadcast to every
+    incident would otherwise go unseen; as a note is required, some entry must exist too."""
+    return FieldIn(
+        name="notes_only_on_targets",
+        resource=JOURNAL,
+        where={"name": "incident"},
+        field="element_id",
+        values=list(sys_ids),
+    )
+
+
 def _only(sys_id: str, fields: list[str], table: str = "incident") -> AllowedChange:
     return AllowedChange(resource=table, record_id=sys_id, kinds=["updated"], fields=fields)
 
 
+def _triaged(incident: Incident) -> tuple[str, ...]:
+    """What triage decides about an incident, as the checks compare it."""
+    decided = (incident.category, incident.assignment_group, incident.impact, incident.urgency)
+    return tuple("" if value is None else str(value) for value in decided)
+
+
 @_kind("triage")
 def triage(source: Source) -> Iterator[Scenario]:
+    pool = _open_pool(source)
     by_symptom: dict[str, list[Incident]] = {}
     for incident in source.history.incidents:
         key = symptom_key(incident)
@@ -313,6 +346,12 @@ def triage(source: Source) -> Iterator[Scenario]:
             continue
         for precedent in precedents:
             world.add(precedent)
+        # Open incidents triaged otherwise: the precedents are resolved or closed (and a closed
+        # one refuses every update), so without these a mass update would change nothing.
+        others = [i for i in pool if symptom_key(i) != key and _triaged(i) != _triaged(incident)]
+        _distractors(
+            source, world, source.rng("triage", incident.number), {incident.sys_id}, others
+        )
         group = str(incident.assignment_group)
         world.include("sys_user_group", group)
         impact, urgency = str(incident.impact), str(incident.urgency)
@@ -487,13 +526,7 @@ def reopen(source: Source) -> Iterator[Scenario]:
             FieldEquals(
                 name="reopened", resource="incident", where=where, field="state", value="2"
             ),
-            FieldMatches(
-                name="work_note",
-                resource="incident",
-                where=where,
-                field="work_notes",
-                pattern=NON_EMPTY,
-            ),
+            _work_note("work_note", incident.sys_id),
         ]
         body = {"state": "2", "work_notes": "Caller reports the issue has recurred; reopened."}
         if handler == then:
@@ -525,6 +558,7 @@ def reopen(source: Source) -> Iterator[Scenario]:
             "close_code",
             "close_notes",
         ]
+        checks.append(_notes_only_on([incident.sys_id]))
         checks += _guards(source, [_only(incident.sys_id, allowed)])
         yield _episode(
             source,
@@ -618,18 +652,11 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                         value="1",
                     )
                 )
-                checks.append(
-                    FieldMatches(
-                        name=f"work_note_{incident.number}",
-                        resource="incident",
-                        where=where,
-                        field="work_notes",
-                        pattern=NON_EMPTY,
-                    )
-                )
+                checks.append(_work_note(f"work_note_{incident.number}", incident.sys_id))
                 body = {"urgency": "1", "work_notes": "SLA breached: escalated."}
                 steps.append(_patch(incident.sys_id, body))
                 allowed.append(_only(incident.sys_id, ["urgency", "work_notes", "impact"]))
+            checks.append(_notes_only_on([i.sys_id for i in breached]))
             checks += _guards(source, allowed)
             key = f"{chunk[0].number}-{part}"
             yield _episode(source, "sla_escalation", key, instruction, world, checks, steps)
