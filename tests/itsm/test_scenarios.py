@@ -24,7 +24,7 @@ from myna.replay.audit import audit
 from myna.replay.episode import FieldEquals, HttpStep
 from myna.replay.mock_world import runner_for
 from myna.replay.run import run_steps
-from myna.schemas.model import ServiceModel
+from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
 
 
 @pytest.fixture(scope="module")
@@ -135,26 +135,74 @@ def test_a_verifier_that_checks_nothing_is_rejected(
     assert {"reads_something", "noop_fails"} <= {g.name for g in report.gates if not g.ok}
 
 
-def test_the_adapter_reports_what_the_model_cannot_hold(model: ServiceModel) -> None:
+def _spec(name: str, schema: dict[str, Any] | None = None, **facts: Any) -> FieldSpec:
+    return FieldSpec.model_validate({"name": name, "schema": schema or {}, **facts})
+
+
+def _narrow_model() -> ServiceModel:
+    """A model learned from a small corpus: two tables, a closed set of creators."""
+
+    def table(name: str, fields: list[FieldSpec]) -> Resource:
+        specs = [_spec("sys_id", server_generated=True), *fields]
+        return Resource(
+            name=name,
+            id_field="sys_id",
+            id_format=IdFormat(kind="hex32"),
+            fields={spec.name: spec for spec in specs},
+        )
+
+    creator = _spec(
+        "sys_created_by", {"type": "string", "enum": ["admin", "system"]}, server_generated=True
+    )
+    incident = [
+        _spec("number", {"type": "string"}),
+        _spec("state", {"enum": ["1", "2", "3", "6", "7"]}),
+        _spec("rfc", {"const": ""}),
+        _spec("short_description", required=True),
+    ]
+    return ServiceModel(
+        name="itsm",
+        resources={
+            "sys_user_group": table("sys_user_group", [_spec("name"), creator]),
+            "incident": table("incident", incident),
+        },
+    )
+
+
+def test_the_adapter_reports_what_the_model_cannot_hold() -> None:
     records = {
         "sys_user_group": [
             {"sys_id": "a" * 32, "name": "Network", "sys_created_by": "myna.import"},
         ],
-        "incident": [{"sys_id": "b" * 32, "number": "INC0000001", "state": "2", "u_symptom": "x"}],
+        "incident": [
+            {
+                "sys_id": "b" * 32,
+                "number": "INC0000001",
+                "state": "2",
+                "rfc": "CHG1",
+                "u_symptom": "x",
+            }
+        ],
         "cmn_location": [{"sys_id": "c" * 32, "name": "Site 1"}],
     }
-    data = adapt(records, model)
+    data = adapt(records, _narrow_model())
     found = {(i.table, i.field, i.kind): i.count for i in data.issues}
-    assert found[("cmn_location", "*", "table_missing")] == 1
-    assert found[("incident", "u_symptom", "field_missing")] == 1
-    assert found[("sys_user_group", "sys_created_by", "value_outside_schema")] == 1
+    assert found == {
+        ("cmn_location", "*", "table_missing"): 1,
+        ("incident", "u_symptom", "field_missing"): 1,
+        ("incident", "rfc", "value_outside_schema"): 1,
+        ("incident", "short_description", "filled"): 1,
+        ("sys_user_group", "sys_created_by", "value_outside_schema"): 1,
+    }
     assert "cmn_location" not in data.tables
     assert data.tables["incident"]["b" * 32] == {
         "sys_id": "b" * 32,
         "number": "INC0000001",
         "state": "2",
+        "rfc": "",
+        "short_description": "",
     }
-    assert data.tables["sys_user_group"]["a" * 32]["name"] == "Network"
+    assert data.tables["sys_user_group"]["a" * 32] == {"sys_id": "a" * 32, "name": "Network"}
 
 
 def _incident(number: str, day: int, **fields: Any) -> Incident:
