@@ -13,6 +13,7 @@ record schema than 16 of its records do, and walking all of them would dominate 
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any
 
 from myna.schemas.values import (
@@ -34,6 +35,13 @@ TRACK_MAX = 64
 """Distinct strings counted per location before counting stops (ids would grow without end)."""
 SAMPLE_MAX = 8
 """Smallest distinct strings kept per location to test id patterns on."""
+IDENTITY_FIELD = re.compile(r"(?:_by|user|user_?name|e-?mail|name)$", re.IGNORECASE)
+"""Keys naming who someone is (`sys_updated_by`, `user`, `email`, `name`): the few values a corpus
+shows are the people and things it happened to touch, never the closed set a client may use.
+An overlay pins the enum of a field such as Salesforce's `StageName` when it really is one."""
+KIND_FIELD = re.compile(r"(?:class|table|type)_?name$", re.IGNORECASE)
+"""Keys ending in `name` that name a kind of thing (ServiceNow's `sys_class_name`), which is a
+closed set."""
 
 _NUMERIC_FORMATS: dict[Format, str] = {
     "integer-string": "integer",
@@ -63,6 +71,7 @@ class Shape:
         "max_num",
         "max_string",
         "min_num",
+        "name",
         "nulls",
         "objects",
         "overflow",
@@ -72,7 +81,9 @@ class Shape:
         "values",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "") -> None:
+        # The key this location is found under ("" for a document root or an unnamed input).
+        self.name = name
         self.count = 0
         self.nulls = 0
         self.bools = 0
@@ -105,7 +116,7 @@ class Shape:
             for key, item in value.items():
                 child = props.get(key)
                 if child is None:
-                    child = props[key] = Shape()
+                    child = props[key] = Shape(key)
                 child.add(item)
         elif kind is list:
             self.arrays += 1
@@ -114,7 +125,7 @@ class Shape:
             if length:
                 items = self.items
                 if items is None:
-                    items = self.items = Shape()
+                    items = self.items = Shape(self.name)
                 for item in sampled(value):
                     items.add(item)
         elif kind is bool:
@@ -183,7 +194,19 @@ class Shape:
             return None
         if any(fmt in _NOT_ENUM_FORMATS for fmt in self.formats):
             return None
+        if self.identity_like():
+            return None
         return dict(sorted(self.values.items()))
+
+    def identity_like(self) -> bool:
+        """Whether the strings here name someone or something (a login, an e-mail, a host name)
+        rather than pick from a closed set, judged by the key: the values cannot tell `aisha.khan`
+        from a dotted event code such as `user.created`. Flags spelled as strings stay enums
+        whatever their key (`internal_integration_user: "true"`)."""
+        if not IDENTITY_FIELD.search(self.name) or KIND_FIELD.search(self.name):
+            return False
+        kinds = self.formats.keys() - {"empty"}
+        return not (kinds and kinds <= _FLAG_FORMATS)
 
     def logical_format(self) -> Format | None:
         """The one format every non-empty string here has, if there is one."""
@@ -291,6 +314,11 @@ class Shape:
 
 _NOT_ENUM_FORMATS: frozenset[Format | None] = frozenset(
     {"date-time", "date-time-space", "date", "email", "uri", "uuid", "hex32", "number-string"}
+)
+
+
+_FLAG_FORMATS: frozenset[Format | None] = frozenset(
+    {"boolean-string", "integer-string", "number-string"}
 )
 
 

@@ -79,6 +79,43 @@ def test_values_that_are_no_enum(samples: list[str]) -> None:
     assert "enum" not in schema_of(samples)
 
 
+_LOGINS = ["admin", "aisha.khan", "jonas.berg", "aisha.khan", "admin", "jonas.berg"]
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "enum"),
+    [
+        pytest.param("user", _LOGINS, None, id="user-names-are-no-enum"),
+        pytest.param("sys_updated_by", _LOGINS, None, id="who-changed-it-is-no-enum"),
+        pytest.param("user_name", _LOGINS, None, id="logins-are-no-enum"),
+        pytest.param("name", ["lnx-db-01", "lnx-web-01"] * 2, None, id="host-names-are-no-enum"),
+        pytest.param(
+            "sys_class_name",
+            ["cmdb_ci", "cmdb_ci_server"] * 2,
+            ["cmdb_ci", "cmdb_ci_server"],
+            id="a-kind-of-record-stays-an-enum",
+        ),
+        pytest.param(
+            "internal_integration_user",
+            ["true", "false"] * 2,
+            ["false", "true"],
+            id="a-flag-stays-an-enum",
+        ),
+        pytest.param(
+            "state", ["New", "Resolved"] * 2, ["New", "Resolved"], id="other-keys-stay-enums"
+        ),
+    ],
+)
+def test_identity_like_keys_do_not_close_their_values(
+    key: str, values: list[str], enum: list[str] | None
+) -> None:
+    record = Shape()
+    for value in values:
+        record.add({key: value})
+
+    assert record.schema()["properties"][key].get("enum") == enum
+
+
 def test_required_comes_from_presence_in_every_object() -> None:
     schema = schema_of([{"id": 1, "name": "a"}, {"id": 2}])
 
