@@ -603,7 +603,7 @@ class ServiceLearner:
                 if before.get(field_name, _ABSENT) != item:
                     child = props.get(field_name)
                     if child is None:
-                        child = props[field_name] = Shape()
+                        child = props[field_name] = Shape(field_name)
                     child.add(item)
         attributes = record.get("attributes")
         if isinstance(attributes, dict) and name not in self.item_urls:
@@ -658,7 +658,7 @@ class ServiceLearner:
                 id_name = path.rsplit("{", 1)[1].rstrip("}")
                 self.id_fields[name] = id_name
                 self.ids[name] = set(values)
-                id_shape = shape.props[id_name] = Shape()
+                id_shape = shape.props[id_name] = Shape(id_name)
                 for value, count in values.items():
                     for _ in range(count):
                         id_shape.add(value)
