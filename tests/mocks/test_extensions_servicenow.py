@@ -281,3 +281,143 @@ def test_a_reference_into_a_table_the_model_does_not_serve_is_kept(api: MockClie
 def test_a_reference_to_a_missing_record_of_a_served_table_is_refused(api: MockClient) -> None:
     response = api.post(f"{TABLE}/incident", json={"short_description": "x", "caller_id": "0" * 32})
     assert response.status == 400
+
+
+# -- SLA timers: the instance's rules (instance.sla_*) on the served mock --------------------
+
+# 2026-03-02 09:00:00 UTC; the clock below moves only when a test moves it.
+SLA_START = 1772442000.0
+HOLD = {"state": "3", "hold_reason": "1"}
+RESOLVE = {"state": "6", "close_code": "Solved (Permanently)", "close_notes": "fixed"}
+
+
+class Clock:
+    """A clock a test advances by hand, so SLA deadlines pass when the test says."""
+
+    def __init__(self) -> None:
+        self.now = SLA_START
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, hours: float) -> None:
+        self.now += hours * 3600
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def timed(clock: Clock) -> MockClient:
+    model = builtin_model("itsm")
+    credentials = Credentials(users=dict([AGENT]))
+    mock = Mock(model, SqlStore(model, "sqlite://"), credentials=credentials, clock=clock)
+    mock.store.create_world("sla")
+    return MockClient(mock, auth=AGENT, world="sla", base_url="https://example.service-now.com")
+
+
+def slas(api: MockClient, task_id: str) -> list[dict[str, Any]]:
+    query = {"sysparm_query": f"task={task_id}^ORDERBYsys_created_on"}
+    response = api.get(f"{TABLE}/task_sla", params=query)
+    assert response.status == 200
+    result: list[dict[str, Any]] = response.json()["result"]
+    return result
+
+
+def patch(api: MockClient, record_id: str, **values: str) -> dict[str, Any]:
+    response = api.patch(f"{TABLE}/incident/{record_id}", json=values)
+    assert response.status == 200, response.json()
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def test_creating_an_incident_starts_the_sla_of_its_priority(timed: MockClient) -> None:
+    created = incident(timed, impact="1", urgency="1")
+    (sla,) = slas(timed, created["sys_id"])
+    assert sla["stage"] == "in_progress"
+    assert sla["has_breached"] == "false"
+    assert sla["start_time"] == "2026-03-02 09:00:00"
+    assert sla["planned_end_time"] == "2026-03-02 13:00:00"  # priority 1: four hours
+    assert sla["time_left"] == "1970-01-01 04:00:00"
+    assert created["sla_due"] == "2026-03-02 13:00:00"
+
+
+def test_on_hold_pauses_the_sla_and_leaving_it_moves_the_deadline(
+    timed: MockClient, clock: Clock
+) -> None:
+    record_id = incident(timed, impact="1", urgency="1")["sys_id"]
+    clock.advance(1)
+    patch(timed, record_id, **HOLD)
+    (paused,) = slas(timed, record_id)
+    assert (paused["stage"], paused["pause_time"]) == ("paused", "2026-03-02 10:00:00")
+    assert paused["duration"] == "1970-01-01 01:00:00"
+    clock.advance(5)  # past the original deadline, but the clock was stopped
+    patch(timed, record_id, state="2")
+    (resumed,) = slas(timed, record_id)
+    assert (resumed["stage"], resumed["pause_time"]) == ("in_progress", "")
+    assert resumed["pause_duration"] == "1970-01-01 05:00:00"
+    assert resumed["planned_end_time"] == "2026-03-02 18:00:00"
+    assert resumed["has_breached"] == "false"
+
+
+def test_resolving_completes_the_sla_in_time(timed: MockClient, clock: Clock) -> None:
+    record_id = incident(timed, impact="1", urgency="1")["sys_id"]
+    clock.advance(2)
+    patch(timed, record_id, **RESOLVE)
+    (sla,) = slas(timed, record_id)
+    assert (sla["stage"], sla["active"]) == ("completed", "false")
+    assert (sla["end_time"], sla["has_breached"]) == ("2026-03-02 11:00:00", "false")
+
+
+def test_resolving_straight_from_on_hold_resumes_then_completes(
+    timed: MockClient, clock: Clock
+) -> None:
+    record_id = incident(timed, impact="1", urgency="1")["sys_id"]
+    patch(timed, record_id, **HOLD)
+    clock.advance(6)
+    patch(timed, record_id, **RESOLVE)
+    (sla,) = slas(timed, record_id)
+    assert (sla["stage"], sla["has_breached"]) == ("completed", "false")
+    assert sla["pause_duration"] == "1970-01-01 06:00:00"
+
+
+def test_a_write_after_the_deadline_marks_the_sla_breached(timed: MockClient, clock: Clock) -> None:
+    record_id = incident(timed, impact="1", urgency="1")["sys_id"]
+    clock.advance(3)
+    patch(timed, record_id, short_description="still down")
+    (sla,) = slas(timed, record_id)
+    assert (sla["has_breached"], sla["percentage"]) == ("false", "75.00")
+    clock.advance(2)
+    patch(timed, record_id, short_description="still down, 5h in")
+    (sla,) = slas(timed, record_id)
+    assert (sla["stage"], sla["has_breached"]) == ("in_progress", "true")
+    assert sla["time_left"] == "1970-01-01 00:00:00"
+    assert sla["percentage"] == "125.00"
+
+
+def test_resolving_late_completes_the_sla_breached(timed: MockClient, clock: Clock) -> None:
+    record_id = incident(timed, impact="1", urgency="1")["sys_id"]
+    clock.advance(4.5)
+    patch(timed, record_id, **RESOLVE)
+    (sla,) = slas(timed, record_id)
+    assert (sla["stage"], sla["has_breached"]) == ("completed", "true")
+
+
+def test_a_new_priority_cancels_the_sla_and_starts_the_new_one(
+    timed: MockClient, clock: Clock
+) -> None:
+    record_id = incident(timed, impact="3", urgency="3")["sys_id"]
+    clock.advance(1)
+    updated = patch(timed, record_id, impact="1", urgency="1")
+    cancelled, started = slas(timed, record_id)
+    assert (cancelled["stage"], cancelled["end_time"]) == ("cancelled", "2026-03-02 10:00:00")
+    assert (started["stage"], started["planned_end_time"]) == ("in_progress", "2026-03-02 14:00:00")
+    assert updated["sla_due"] == "2026-03-02 14:00:00"
+
+
+def test_deleting_an_incident_deletes_its_slas(timed: MockClient) -> None:
+    record_id = incident(timed)["sys_id"]
+    assert timed.delete(f"{TABLE}/incident/{record_id}").status == 204
+    assert slas(timed, record_id) == []

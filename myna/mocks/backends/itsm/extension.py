@@ -12,6 +12,8 @@ here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.
 - §2.5 and §5: data policies refuse with 403 and the labels of the missing fields; insert
   defaults; priority from impact x urgency; an assignee must belong to the assignment group;
   every field change writes `sys_audit`, work notes and comments land in `sys_journal_field`;
+  an incident's SLA (`task_sla`) starts on create, pauses On Hold, completes on resolve and
+  breaches past its deadline, brought up to date on each write to the incident;
 - §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer.
 
 The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
@@ -24,7 +26,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
@@ -35,10 +38,19 @@ from myna.mocks.backends.itsm.instance import (
     EXTERNAL,
     JOURNAL_FIELDS,
     PRIORITY,
+    RUNNING_STAGES,
+    SLA_DEFINITIONS,
+    STAMP,
     acl_refusal,
     attachment_values,
     data_policy,
     page_links,
+    sla_completion,
+    sla_due,
+    sla_progress,
+    sla_restarts,
+    sla_start,
+    sla_transition,
 )
 from myna.mocks.backends.itsm.tables import CHOICES, TABLES, TASK_TABLES, Column
 from myna.mocks.extensions import (
@@ -455,6 +467,9 @@ def after_write(call: WriteCall) -> None:
     if call.kind == "delete":
         if resource == ATTACHMENT and call.tx.get(ATTACHMENT_CONTENT, record_id) is not None:
             call.tx.delete(ATTACHMENT_CONTENT, record_id)
+        if resource == "incident" and "task_sla" in call.mock.resources:
+            for sla in _slas_of(call.tx, record_id):
+                call.tx.delete("task_sla", _text(sla.get("sys_id")))
         return
     if resource in _SYSTEM_TABLES:
         return
@@ -472,6 +487,9 @@ def after_write(call: WriteCall) -> None:
             _audit(call, resource, record_id, element, "", text, checkpoint)
         values = {"element": element, "element_id": record_id, "name": resource, "value": text}
         call.mock.insert_record(call.tx, "sys_journal_field", values, call.principal)
+    if resource == "incident" and "task_sla" in call.mock.resources:
+        # After the audit: the platform's SLA engine writes sla_due without an audit row.
+        _incident_slas(call, record_id)
 
 
 def _audit(
@@ -489,6 +507,107 @@ def _audit(
         "internal_checkpoint": hashlib.md5(f"{record_id}/{checkpoint}".encode()).hexdigest()[:16],
     }
     call.mock.insert_record(call.tx, "sys_audit", values, call.principal)
+
+
+# -- §5 SLA timers ------------------------------------------------------------------------------
+
+# The columns the SLA rules read as text; a stored record may hold them typed.
+_TASK_FIELDS: Final = ("state", "priority", "active")
+_TIMER_FIELDS: Final = ("start_time", "planned_end_time", "pause_duration")
+# The platform's SLA engine writes task_sla as this user, as the reference instance does.
+_SLA_WRITER: Final = "system"
+
+
+def _incident_slas(call: WriteCall, record_id: str) -> None:
+    """The instance's SLA rules (`instance.sla_*`) on this write: start one on create; on an
+    update bring each running SLA up to now (elapsed time, breach flag), then pause, resume,
+    cancel or complete it as the incident's change says, and start another on a new priority
+    or a reopening. The incident's sla_due follows its most urgent running SLA."""
+    now = _now(call.mock)
+    new = _task_view(call.after)
+    if call.before is None:
+        _start_sla(call, record_id, new, now)
+    else:
+        old = _task_view(call.before)
+        for sla in _slas_of(call.tx, record_id):
+            if _text(sla.get("stage")) not in RUNNING_STAGES or not _timed(sla):
+                continue
+            view = {name: _text(value) for name, value in sla.items()}
+            if view["stage"] == "in_progress":
+                view = _write_sla(call, sla, view, sla_progress(view, now))
+            change = sla_transition(view, old, new, now)
+            if change is not None:
+                view = _write_sla(call, sla, view, change)
+            # After the transition: resolving straight from On Hold resumes, then completes.
+            completion = sla_completion(view, new, now)
+            if completion is not None:
+                _write_sla(call, sla, view, completion)
+        if sla_restarts(old, new):
+            _start_sla(call, record_id, new, now)
+    _sync_due(call, record_id)
+
+
+def _now(mock: Mock) -> datetime:
+    """The mock's clock as the naive UTC moment the SLA rules compute with, to the second."""
+    return datetime.fromtimestamp(int(mock.clock()), tz=UTC).replace(tzinfo=None)
+
+
+def _task_view(record: Record) -> dict[str, str]:
+    return {name: _text(record.get(name)) for name in _TASK_FIELDS}
+
+
+def _timed(sla: Record) -> bool:
+    """Whether an SLA's timer fields read as stamps: a world replayed from a recording may hold
+    task_sla rows without them, and those are left as recorded rather than guessed at."""
+    try:
+        for name in _TIMER_FIELDS:
+            datetime.strptime(_text(sla.get(name)), STAMP)
+    except ValueError:
+        return False
+    return True
+
+
+def _start_sla(call: WriteCall, record_id: str, task: Mapping[str, str], now: datetime) -> None:
+    if task["priority"] in SLA_DEFINITIONS:
+        values = sla_start(record_id, task["priority"], now)
+        call.mock.insert_record(call.tx, "task_sla", dict(values), _SLA_WRITER)
+
+
+def _write_sla(
+    call: WriteCall, stored: Record, view: dict[str, str], change: Mapping[str, str]
+) -> dict[str, str]:
+    """Store `change` on the SLA as the platform does (stamped, counted); returns the new view."""
+    changed = {name: value for name, value in change.items() if view.get(name) != value}
+    if not changed:
+        return view
+    stored.update(changed)
+    stored.update(sys_updated_on=call.mock.stamp(), sys_updated_by=_SLA_WRITER)
+    count = stored.get("sys_mod_count")
+    bumped = int(count or 0) + 1
+    stored["sys_mod_count"] = bumped if isinstance(count, int) else str(bumped)
+    call.tx.update("task_sla", _text(stored.get("sys_id")), stored)
+    return {**view, **changed}
+
+
+def _slas_of(tx: Transaction, task_id: str) -> list[Record]:
+    slas, _ = tx.list(
+        "task_sla",
+        Query(where=Condition("task", "=", task_id), order_by=(SortKey("sys_created_on"),)),
+    )
+    return slas
+
+
+def _sync_due(call: WriteCall, record_id: str) -> None:
+    due = sla_due(
+        {name: _text(value) for name, value in sla.items()} for sla in _slas_of(call.tx, record_id)
+    )
+    fields = call.resource.resource.fields
+    if due is None or "sla_due" not in fields:
+        return
+    wanted: dict[str, str] = {name: due for name in ("sla_due", "activity_due") if name in fields}
+    if any(_text(call.after.get(name)) != value for name, value in wanted.items()):
+        call.after.update(wanted)
+        call.tx.update("incident", record_id, call.after)
 
 
 # -- §3 the batch API -------------------------------------------------------------------------
@@ -636,7 +755,9 @@ SERVICENOW = Extension(
     render=render,
     link_header=link_header,
     refusal=refusal,
-    side_effect_resources=frozenset({"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT}),
+    side_effect_resources=frozenset(
+        {"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT, "task_sla"}
+    ),
 )
 
 register_extension(SERVICENOW)

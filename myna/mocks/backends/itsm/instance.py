@@ -1309,44 +1309,116 @@ def _parse(stamp: str) -> datetime:
     return datetime.strptime(stamp, STAMP).replace(tzinfo=None)
 
 
+# The pure half of the SLA rules, shared with the served mock's `servicenow` extension: each
+# takes a task_sla row (or the task) and the moment, and returns the values to write. `now` is
+# naive UTC, as every stamp is.
+RUNNING_STAGES: Final = ("in_progress", "paused")
+ON_HOLD: Final = "3"
+FINISHED_STATES: Final = ("6", "7")
+CANCELED: Final = "8"
+
+
+def sla_start(task_id: str, priority: str, now: datetime) -> Row:
+    """A task_sla starting at `now` on the contract SLA of the task's priority."""
+    target = SLA_DEFINITIONS[priority][1]
+    return {
+        "task": task_id,
+        "sla": SLA_ID_BY_PRIORITY[priority],
+        "stage": "in_progress",
+        "active": "true",
+        "has_breached": "false",
+        "start_time": now.strftime(STAMP),
+        "planned_end_time": (now + target).strftime(STAMP),
+        "original_breach_time": (now + target).strftime(STAMP),
+        "pause_duration": _duration(timedelta()),
+        "duration": _duration(timedelta()),
+        "business_duration": _duration(timedelta()),
+        "time_left": _duration(target),
+        "business_time_left": _duration(target),
+        "percentage": "0",
+        "business_percentage": "0",
+        "schedule": external_id("cmn_schedule", "8-5 weekdays"),
+        "timezone": "UTC",
+    }
+
+
+def sla_progress(sla: Mapping[str, str], now: datetime) -> Row:
+    """A running SLA's elapsed time, time left and breach flag at `now` (the timer job)."""
+    start, planned = _parse(sla["start_time"]), _parse(sla["planned_end_time"])
+    paused = _parse(sla["pause_duration"]) - EPOCH
+    elapsed = now - start - paused
+    target = planned - start - paused
+    # Without a business schedule, business time is calendar time.
+    return {
+        "duration": _duration(elapsed),
+        "business_duration": _duration(elapsed),
+        "time_left": _duration(max(planned - now, timedelta())),
+        "business_time_left": _duration(max(planned - now, timedelta())),
+        "percentage": f"{elapsed / target * 100:.2f}",
+        "business_percentage": f"{elapsed / target * 100:.2f}",
+        "has_breached": "true" if now > planned else "false",
+    }
+
+
+def sla_transition(
+    sla: Mapping[str, str], old: Mapping[str, str], new: Mapping[str, str], now: datetime
+) -> Row | None:
+    """What a change of the task does to one of its running SLAs: a new priority or canceling
+    cancels it, entering On Hold pauses it, leaving On Hold resumes it with the held time added
+    to its pause duration and its deadline; None: the change leaves it alone."""
+    if new["priority"] != old["priority"] or new["state"] == CANCELED:
+        return {"stage": "cancelled", "active": "false", "end_time": now.strftime(STAMP)}
+    if new["state"] == ON_HOLD and old["state"] != ON_HOLD:
+        return {"stage": "paused", "pause_time": now.strftime(STAMP)}
+    if old["state"] == ON_HOLD and new["state"] != ON_HOLD:
+        held = now - _parse(sla["pause_time"])
+        total = _parse(sla["pause_duration"]) - EPOCH + held
+        planned = _parse(sla["planned_end_time"]) + held
+        return {
+            "stage": "in_progress",
+            "pause_time": "",
+            "pause_duration": _duration(total),
+            "planned_end_time": planned.strftime(STAMP),
+        }
+    return None
+
+
+def sla_completion(sla: Mapping[str, str], new: Mapping[str, str], now: datetime) -> Row | None:
+    """Resolving or closing the task completes a running SLA, breached if past its deadline."""
+    if new["state"] not in FINISHED_STATES or sla["stage"] != "in_progress":
+        return None
+    return {
+        "stage": "completed",
+        "active": "false",
+        "end_time": now.strftime(STAMP),
+        "has_breached": "true" if now > _parse(sla["planned_end_time"]) else "false",
+    }
+
+
+def sla_due(slas: Iterable[Mapping[str, str]]) -> str | None:
+    """The task's SLA due: the deadline of its most urgent SLA in progress; None: none runs."""
+    running = [sla["planned_end_time"] for sla in slas if sla["stage"] == "in_progress"]
+    return min(running) if running else None
+
+
+def sla_restarts(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
+    """A new SLA starts when an active task's priority changes or a resolved one reopens."""
+    reopened = old["state"] == "6" and new["state"] in ("1", "2")
+    return (new["priority"] != old["priority"] and new["active"] == "true") or reopened
+
+
 def _attach_sla(instance: Instance, incident: Row, user: str) -> None:
-    target = SLA_DEFINITIONS[incident["priority"]][1]
     now = instance.now.replace(tzinfo=None)
     instance.system_insert(
-        "task_sla",
-        {
-            "task": incident["sys_id"],
-            "sla": SLA_ID_BY_PRIORITY[incident["priority"]],
-            "stage": "in_progress",
-            "active": "true",
-            "has_breached": "false",
-            "start_time": instance.stamp(),
-            "planned_end_time": (now + target).strftime(STAMP),
-            "original_breach_time": (now + target).strftime(STAMP),
-            "pause_duration": _duration(timedelta()),
-            "duration": _duration(timedelta()),
-            "business_duration": _duration(timedelta()),
-            "time_left": _duration(target),
-            "business_time_left": _duration(target),
-            "percentage": "0",
-            "business_percentage": "0",
-            "schedule": external_id("cmn_schedule", "8-5 weekdays"),
-            "timezone": "UTC",
-        },
-        "system",
+        "task_sla", sla_start(incident["sys_id"], incident["priority"], now), "system"
     )
     _sync_due(instance, incident["sys_id"])
 
 
 def _sync_due(instance: Instance, task_id: str) -> None:
     """The task's SLA due and activity due follow its most urgent running SLA."""
-    running = [
-        sla["planned_end_time"]
-        for sla in instance.rows["task_sla"].values()
-        if sla["task"] == task_id and sla["stage"] == "in_progress"
-    ]
-    if running and task_id in instance.rows["incident"]:
-        due = min(running)
+    due = sla_due(sla for sla in instance.rows["task_sla"].values() if sla["task"] == task_id)
+    if due is not None and task_id in instance.rows["incident"]:
         instance.rows["incident"][task_id].update(sla_due=due, activity_due=due)
 
 
@@ -1354,78 +1426,28 @@ def refresh_slas(instance: Instance) -> None:
     """The SLA timer job: bring every running SLA's elapsed time and breach flag up to now."""
     now = instance.now.replace(tzinfo=None)
     for sla_id, sla in instance.rows["task_sla"].items():
-        if sla["stage"] != "in_progress":
-            continue
-        start, planned = _parse(sla["start_time"]), _parse(sla["planned_end_time"])
-        paused = _parse(sla["pause_duration"]) - EPOCH
-        elapsed = now - start - paused
-        target = planned - start - paused
-        instance.system_update(
-            "task_sla",
-            sla_id,
-            {
-                "duration": _duration(elapsed),
-                "business_duration": _duration(elapsed),
-                "time_left": _duration(max(planned - now, timedelta())),
-                "business_time_left": _duration(max(planned - now, timedelta())),
-                "percentage": f"{elapsed / target * 100:.2f}",
-                "business_percentage": f"{elapsed / target * 100:.2f}",
-                "has_breached": "true" if now > planned else "false",
-            },
-            "system",
-        )
+        if sla["stage"] == "in_progress":
+            instance.system_update("task_sla", sla_id, sla_progress(sla, now), "system")
 
 
 def _incident_slas(instance: Instance, old: Row, new: Row, user: str) -> None:
     running = [
         (sla_id, sla)
         for sla_id, sla in instance.rows["task_sla"].items()
-        if sla["task"] == new["sys_id"] and sla["stage"] in ("in_progress", "paused")
+        if sla["task"] == new["sys_id"] and sla["stage"] in RUNNING_STAGES
     ]
     now = instance.now.replace(tzinfo=None)
     refresh_slas(instance)
     for sla_id, sla in running:
-        if new["priority"] != old["priority"] or new["state"] == "8":
-            instance.system_update(
-                "task_sla",
-                sla_id,
-                {"stage": "cancelled", "active": "false", "end_time": instance.stamp()},
-                "system",
-            )
-        elif new["state"] == "3" and old["state"] != "3":
-            instance.system_update(
-                "task_sla", sla_id, {"stage": "paused", "pause_time": instance.stamp()}, "system"
-            )
-        elif old["state"] == "3" and new["state"] != "3":
-            held = now - _parse(sla["pause_time"])
-            total = _parse(sla["pause_duration"]) - EPOCH + held
-            planned = _parse(sla["planned_end_time"]) + held
-            instance.system_update(
-                "task_sla",
-                sla_id,
-                {
-                    "stage": "in_progress",
-                    "pause_time": "",
-                    "pause_duration": _duration(total),
-                    "planned_end_time": planned.strftime(STAMP),
-                },
-                "system",
-            )
-        if new["state"] in ("6", "7") and sla["stage"] == "in_progress":
-            instance.system_update(
-                "task_sla",
-                sla_id,
-                {
-                    "stage": "completed",
-                    "active": "false",
-                    "end_time": instance.stamp(),
-                    "has_breached": "true" if now > _parse(sla["planned_end_time"]) else "false",
-                },
-                "system",
-            )
+        # `sla` is the live row: completion sees the stage a resume just wrote.
+        change = sla_transition(sla, old, new, now)
+        if change is not None:
+            instance.system_update("task_sla", sla_id, change, "system")
+        completion = sla_completion(sla, new, now)
+        if completion is not None:
+            instance.system_update("task_sla", sla_id, completion, "system")
     _sync_due(instance, new["sys_id"])
-    reopened = old["state"] == "6" and new["state"] in ("1", "2")
-    if (new["priority"] != old["priority"] and new["active"] == "true") or reopened:
+    if sla_restarts(old, new):
         _attach_sla(instance, new, user)
 
 
