@@ -129,10 +129,20 @@ def conformance(
     any_host: Annotated[
         bool, typer.Option("--any-host", help="Compare recordings of any host, by path.")
     ] = False,
+    one_world: Annotated[
+        bool,
+        typer.Option(
+            "--one-world",
+            help="Replay every session in order in one world (sessions recorded one after "
+            "another against one instance).",
+        ),
+    ] = False,
 ) -> None:
     """Replay recorded requests against a world seeded from them; report what matches."""
     from myna.mocks.conformance import conformance_command
 
     model = resolve_model(model_spec)
-    status = conformance_command(model, traces, json_output=json_output, db=db, any_host=any_host)
+    status = conformance_command(
+        model, traces, json_output=json_output, db=db, any_host=any_host, one_world=one_world
+    )
     raise typer.Exit(status)
