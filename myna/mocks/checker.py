@@ -127,7 +127,7 @@ def check_references(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
             target = spec.reference.resource
             if target not in model.resources:
                 continue
-            wanted = _scalar(value, model)
+            wanted = _scalar(value)
             if wanted is not None and wanted not in ids.get(target, set()):
                 yield Finding(
                     "references",
@@ -145,11 +145,11 @@ def check_required_on_entry(model: ServiceModel, records: Seeded) -> Iterator[Fi
         for machine in resource.state_machines:
             if not machine.enforce:
                 continue
-            state = _scalar(record.get(machine.field), model)
+            state = _scalar(record.get(machine.field))
             if state is None:
                 continue
             for name in machine.required_on_entry.get(state, []):
-                if _scalar(record.get(name), model) is None:
+                if _scalar(record.get(name)) is None:
                     yield Finding(
                         "required_on_entry",
                         f"{resource_name} {record_id} is in {machine.field}={state!r} but "
@@ -161,12 +161,12 @@ def _empty(value: Any, model: ServiceModel) -> bool:
     return value is None or (value == "" and model.conventions.values_as_strings)
 
 
-def _scalar(value: Any, model: ServiceModel) -> str | None:
+def _scalar(value: Any) -> str | None:
     """A reference or state as text; references may travel as `{"value": ...}` objects."""
     if isinstance(value, dict):
         for key in ("value", "id", "Id", "sys_id"):
             if key in value:
-                return _scalar(value[key], model)
+                return _scalar(value[key])
         return None
     if value is None or value == "":
         return None
@@ -199,6 +199,7 @@ def _seeded(model: ServiceModel, seed_dir: Path | None) -> tuple[SqlStore, Seede
 
 
 def _determinism(subject: Subject) -> Iterator[Finding]:
+    """Seeding a second store the same way gives the same records."""
     _, again = _seeded(subject.model, subject.seed_dir)
     if list(again) == list(subject.records):
         return
@@ -215,6 +216,8 @@ def _determinism(subject: Subject) -> Iterator[Finding]:
 
 
 def _responses(subject: Subject) -> Iterator[Finding]:
+    """Through the in-process runtime in strict mode, every list's first page and every get of a
+    seeded record answers 2xx with a body the model accepts."""
     from myna.mocks.client import MockClient
     from myna.mocks.runtime import Mock
 
@@ -328,7 +331,7 @@ def _create_body(
         if not spec.required_on_create or spec.server_generated:
             continue
         value = example.get(spec.name)
-        if spec.name in resource.unique or _empty(value, model) or value is None:
+        if spec.name in resource.unique or _empty(value, model):
             return None
         body[spec.name] = value
     return body

@@ -24,6 +24,7 @@ from myna.mocks.checker import (
 from myna.schemas.model import (
     FieldSpec,
     IdFormat,
+    Operation,
     Reference,
     Resource,
     ServiceModel,
@@ -173,6 +174,30 @@ def test_an_unenforced_state_machine_requires_nothing() -> None:
 
 def test_a_generated_seed_of_a_consistent_model_passes_every_check() -> None:
     assert check_backend(MODEL) == []
+
+
+def test_a_generated_value_outside_its_schema_also_breaks_strict_responses() -> None:
+    # The generator draws names from Faker and does not honour a `pattern`: the checker reports
+    # the stored values and the list answer that carries them.
+    coded = USER.model_copy(
+        update={"fields": {"id": text("id"), "name": text("name", pattern="^[A-Z]{3}$")}}
+    )
+    model = MODEL.model_copy(
+        update={
+            "resources": {"user": coded, "ticket": TICKET},
+            "operations": [
+                Operation(
+                    id="list_users", method="GET", path="/users", kind="list", resource="user"
+                )
+            ],
+        }
+    )
+    findings = check_backend(model)
+    assert {finding.check for finding in findings} == {"schemas", "responses"}
+    assert [finding.message for finding in findings if finding.check == "responses"] == [
+        "list_users GET /users: method GET, path /users: response body at 7/name breaks the "
+        "model: 'Laura Peters' does not match '^[A-Z]{3}$'"
+    ]
 
 
 def test_seed_files_with_a_planted_defect_are_reported_not_raised(tmp_path: Path) -> None:
