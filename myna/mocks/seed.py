@@ -45,6 +45,7 @@ from myna.schemas.model import (
     ServiceModel,
     StateMachine,
 )
+from myna.schemas.values import ID_PATTERNS
 
 __all__ = [
     "ANCHOR",
@@ -297,6 +298,8 @@ class _Generator:
     def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
         if spec.schema_.get("format") == "date":
             return moment.date().isoformat()
+        if _inner(str(spec.schema_.get("pattern", ""))) == _SPACED_TIMESTAMP:
+            return moment.strftime("%Y-%m-%d %H:%M:%S")
         pattern = self.model.conventions.datetime_format
         if pattern:
             return moment.strftime(pattern)
@@ -331,6 +334,15 @@ def _state_fields(
 
 _TIME_NAME_SUFFIXES = ("_at", "_on", "date", "stamp", "_time")
 _LONGEST_TIMESTAMP = len("2024-12-17T15:14:34Z")
+_SPACED_TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
+
+
+def _inner(pattern: str) -> str:
+    """The value class inside a learned pattern: `^(?:X)?$` and `^X$` give X."""
+    body = pattern.removeprefix("^").removesuffix("$")
+    if body.startswith("(?:") and body.endswith((")", ")?")):
+        body = body[3 : body.rindex(")")]
+    return body
 
 
 def _is_time(spec: FieldSpec) -> bool:
@@ -339,10 +351,13 @@ def _is_time(spec: FieldSpec) -> bool:
         return True
     # A name alone (`*_at`, `*_on`) is weak evidence: a schema that constrains the text in a
     # way no timestamp fits overrules it.
+    pattern = spec.schema_.get("pattern")
     return (
         fmt is None
         and _type_of(spec.schema_) == "string"
-        and not {"enum", "pattern", "const"} & spec.schema_.keys()
+        and not _only_empty(spec.schema_)
+        and not {"enum", "const"} & spec.schema_.keys()
+        and (pattern is None or _inner(pattern) == _SPACED_TIMESTAMP)
         and spec.schema_.get("maxLength", _LONGEST_TIMESTAMP) >= _LONGEST_TIMESTAMP
         and spec.name.lower().endswith(_TIME_NAME_SUFFIXES)
     )
@@ -365,6 +380,13 @@ def _time_rank(name: str) -> int:
         if any(word in lowered for word in _TIME_RANKS[rank]):
             return rank
     return 2
+
+
+def _only_empty(schema: JsonSchema) -> bool:
+    """Whether every string the schema allows is empty (a field only ever seen blank)."""
+    branches = [schema, *schema.get("anyOf", ()), *schema.get("oneOf", ())]
+    strings = [b for b in branches if b.get("type") == "string"]
+    return bool(strings) and all(b.get("maxLength") == 0 for b in strings)
 
 
 def _type_of(schema: JsonSchema) -> str | None:
@@ -443,6 +465,9 @@ def _from_schema(schema: JsonSchema, name: str, rng: random.Random, fake: Faker,
 
 
 def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> str:
+    carried = _carried_value(schema, rng)
+    if carried is not None:
+        return carried
     fmt = schema.get("format")
     by_format: dict[str, Callable[[], Any]] = {
         "email": fake.email,
@@ -467,6 +492,29 @@ def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> s
     if high is not None:
         text = text[: int(high)]
     return text
+
+
+def _carried_value(schema: JsonSchema, rng: random.Random) -> str | None:
+    """A value for a string the learner marked as carrying something else: a number or a
+    boolean sent as text (`x-myna-type`), a timestamp, or an id of a known class (`pattern`)."""
+    logical = schema.get("x-myna-type")
+    if logical == "integer":
+        return str(rng.randint(0, 99))
+    if logical == "number":
+        return f"{rng.uniform(0, 1000):.2f}"
+    if logical == "boolean":
+        return rng.choice(("true", "false"))
+    pattern = schema.get("pattern")
+    if not isinstance(pattern, str):
+        return None
+    inner = _inner(pattern)
+    if inner == _SPACED_TIMESTAMP:
+        moment = ANCHOR - timedelta(minutes=rng.randint(0, 400 * 1440))
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+    for kind in ("hex32", "uuid", "ulid", "salesforce"):
+        if inner == ID_PATTERNS[kind][1:-1]:
+            return mint_id(IdFormat(kind=kind), rng, now_ms=0)
+    return None
 
 
 def _by_name(name: str, rng: random.Random, fake: Faker) -> str:

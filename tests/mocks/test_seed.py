@@ -491,3 +491,45 @@ def test_generated_values_fit_any_fields_schema(
         for name, schema in fields.items():
             if name in record:
                 Draft202012Validator(schema, format_checker=checker).validate(record[name])
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param({"pattern": "^(?:-?[0-9]+)$", "x-myna-type": "integer"}, id="integer-text"),
+        pytest.param({"pattern": "^(?:true|false)$", "x-myna-type": "boolean"}, id="boolean-text"),
+        pytest.param(
+            {"pattern": "^(?:-?[0-9]+(?:\\.[0-9]+)?)?$", "x-myna-type": "number"}, id="number-text"
+        ),
+        pytest.param({"pattern": "^(?:[0-9a-f]{32})?$"}, id="hex32-text"),
+        pytest.param(
+            {"pattern": "^(?:[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2})$"},
+            id="spaced-timestamp",
+        ),
+    ],
+)
+def test_strings_that_carry_numbers_flags_ids_or_times_fit_their_pattern(
+    schema: dict[str, Any],
+) -> None:
+    # Named like a timestamp, so only what the schema says can keep a wrong value out.
+    field = FieldSpec(name="opened_at", schema={"type": "string", **schema}, required=True)
+    resource = Resource(
+        name="thing", id_field="id", id_format=IdFormat(kind="hex32"), fields={"opened_at": field}
+    )
+    model = ServiceModel(name="m", resources={"thing": resource})
+    validator = Draft202012Validator(field.schema_)
+
+    for record in records_of(generate(model, seed=3, records=15), "thing"):
+        validator.validate(record["opened_at"])
+
+
+def test_a_field_only_ever_seen_blank_stays_blank_whatever_its_name() -> None:
+    blank = FieldSpec(name="due_date", schema={"type": "string", "maxLength": 0})
+    resource = Resource(
+        name="thing", id_field="id", id_format=IdFormat(kind="hex32"), fields={"due_date": blank}
+    )
+    model = ServiceModel(name="m", resources={"thing": resource})
+
+    assert {
+        r.get("due_date", "") for r in records_of(generate(model, seed=3, records=15), "thing")
+    } == {""}
