@@ -8,6 +8,7 @@ errors filled into the service's error template.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -77,9 +78,17 @@ def renderer_for(contract: ResourceContract, model: ServiceModel) -> RecordRende
     resource = contract.resource
     links: dict[str, tuple[str, str]] = {}
     for name, reference in contract.references.items():
+        if reference.style != "link_value":
+            continue
         target = model.resources.get(reference.resource)
-        if reference.style == "link_value" and target is not None and target.item_path:
+        if target is not None and target.item_path:
             links[name] = _split_template(target.item_path)
+        else:
+            # ServiceNow links every reference, served table or not (`sys_user.company` ->
+            # core_company): the link follows the URL scheme of the tables the model serves.
+            path = unserved_item_path(reference.resource, model)
+            if path is not None:
+                links[name] = path
     names = [resource.id_field] if resource.id_field not in resource.fields else []
     names.extend(resource.fields)
     return RecordRenderer(
@@ -90,6 +99,24 @@ def renderer_for(contract: ResourceContract, model: ServiceModel) -> RecordRende
         attributes_type=resource.name if conventions.envelope.record_attributes else None,
         item_path=_split_template(resource.item_path) if resource.item_path else None,
     )
+
+
+def unserved_item_path(table: str, model: ServiceModel) -> tuple[str, str] | None:
+    """The item path a table the model does not serve would have, by the scheme most of its
+    served tables share: `/api/now/table/incident/{sys_id}` gives `/api/now/table/core_company/`
+    (a few tables are also served under another prefix, `/api/now/v1/...`, and do not decide)."""
+    schemes: Counter[tuple[str, str]] = Counter()
+    for name, resource in model.resources.items():
+        if not resource.item_path:
+            continue
+        before, after = _split_template(resource.item_path)
+        head, _, last = before.rstrip("/").rpartition("/")
+        if last == name:
+            schemes[(head, after)] += 1
+    if not schemes:
+        return None
+    (head, after), _ = max(schemes.items(), key=lambda item: (item[1], item[0]))
+    return f"{head}/{table}/", after
 
 
 def _split_template(path: str) -> tuple[str, str]:

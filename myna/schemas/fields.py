@@ -45,6 +45,14 @@ def create_default(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> Any:
     return values[0]
 
 
+def stored_default(default: Any) -> Any:
+    """A default as the mock stores it: a ServiceNow reference answered as `{link, value}` is
+    held as its id (`global`), which the renderer links again; anything else as answered."""
+    if isinstance(default, dict) and "link" in default and "value" in default:
+        return default["value"]
+    return default
+
+
 def sequence_format(shape: Shape) -> IdFormat | None:
     """`INC0010001`-style numbering: one prefix, one width, across every sampled value."""
     if not shape.sample or (not shape.overflow and len(shape.values) < 2):

@@ -36,6 +36,7 @@ from myna.schemas.fields import (
     link_target,
     pointer_to_state,
     sequence_format,
+    stored_default,
     values_as_strings,
 )
 from myna.schemas.merge import merge_models
@@ -755,7 +756,7 @@ class ServiceLearner:
             default = create_default(field_name, creates)
             if default is not NO_DEFAULT:
                 spec.has_default = True
-                spec.default = default
+                spec.default = stored_default(default)
             enum = child.enum()
             if enum is not None:
                 spec.enum_frequencies = enum

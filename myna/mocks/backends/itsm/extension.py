@@ -36,6 +36,7 @@ import orjson
 
 from myna.mocks.backends.itsm.instance import (
     EXTERNAL,
+    GLOBAL_DOMAIN,
     JOURNAL_FIELDS,
     PRIORITY,
     RUNNING_STAGES,
@@ -308,14 +309,18 @@ def before_write(call: WriteCall) -> None:
 
 
 def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
+    """The reference instance's insert rules: every record is born in the global domain, a task
+    is opened by the caller and an article is written by them, unless the client said otherwise."""
+    fields = call.resource.resource.fields
+    defaults = {"sys_domain": GLOBAL_DOMAIN, "sys_domain_path": "/"}
     if resource in TASK_TABLES:
-        defaults = {"active": "true", "impact": "3", "urgency": "3", "priority": "4"}
-        opener = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
-        if opener is not None:
-            defaults["opened_by"] = _text(opener.get("sys_id"))
-        for name, value in defaults.items():
-            if name in call.resource.resource.fields and not after.get(name):
-                after[name] = value
+        defaults.update(active="true", impact="3", urgency="3", priority="4")
+        defaults["opened_by"] = _caller_id(call)
+    if resource == "kb_knowledge":
+        defaults["author"] = _caller_id(call)
+    for name, value in defaults.items():
+        if name in fields and value and not after.get(name):
+            after[name] = value
     if resource == "sys_user":
         after["active"] = after.get("active") or "true"
         if not after.get("name"):
@@ -397,9 +402,16 @@ def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
         stamp = call.mock.stamp()
         return stamp if column.kind == "datetime" else stamp[:10]
     if column.kind == "reference" and column.target == "sys_user" and name.endswith("_by"):
-        user = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
-        return _text(user.get("sys_id")) if user is not None else None
+        return _caller_id(call) or None
     return None
+
+
+def _caller_id(call: WriteCall) -> str:
+    """The caller's sys_user id; "" when the model serves no sys_user or the caller has no
+    record there (a principal whose credentials live outside the world). No user is made up
+    for such a caller: that would be a write the client never asked for."""
+    user = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
+    return _text(user.get("sys_id")) if user is not None else ""
 
 
 def _data_policies(call: WriteCall, resource: str) -> None:
