@@ -80,3 +80,22 @@ def test_a_new_article_is_written_by_its_caller(api: MockClient) -> None:
     caller = create(api, "sys_user", user_name=AGENT[0])
     article = create(api, "kb_knowledge", short_description="Reset a VPN token")
     assert article["author"]["value"] == caller["sys_id"]
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [("change_request", "requested_by"), ("sc_request", "requested_for")],
+    ids=["change-requested-by", "request-requested-for"],
+)
+def test_a_new_change_or_request_is_on_behalf_of_its_caller(
+    api: MockClient, table: str, field: str
+) -> None:
+    caller = create(api, "sys_user", user_name=AGENT[0])
+    assert create(api, table, short_description="new laptop")[field]["value"] == caller["sys_id"]
+
+
+def test_a_requester_the_client_names_is_kept(api: MockClient) -> None:
+    create(api, "sys_user", user_name=AGENT[0])
+    other = create(api, "sys_user", user_name="cara.diaz")
+    request = create(api, "sc_request", short_description="monitor", requested_for=other["sys_id"])
+    assert request["requested_for"]["value"] == other["sys_id"]
