@@ -37,17 +37,17 @@ BASE_URL = "https://dev-myna.service-now.com"
 TABLE = "/api/now/table"
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
-U_BETH = "46d44a23a9fe19810012d100cca80666"
-U_DAVID = "5137153cc611227c000bbd1bd8cd2005"
-G_NETWORK = "287ebd7da9fe198100f92cc8d1d2154e"
-G_DESK = "d625dccec0a8016700a222a0f7900d06"
+U_BETH = "9be8184b7ff860f9c2e0e0fd3b4c9cb4"
+U_DAVID = "1b1c22e665bed4da8345b117fee87ec0"
+G_NETWORK = "a26e90e65b8f62ac574f1b189bfbefda"
+G_DESK = "b897554f0abb6b7049130373893190f4"
 INCIDENTS = {
-    "INC0010001": "9d385017c611228701d22104cc95c371",
-    "INC0010002": "e8caedcbc0a80164017df472f39eaed1",
-    "INC0010003": "ef43c6d40a0a0b5700c77f9bf387afe3",
-    "INC0010004": "f12ca184735123002728660c4cf6a7ef",
-    "INC0010005": "a9e30c7dc61122760116894de7bcc7bd",
-    "INC0010006": "ed92e8d173d023002728660c4cf6a7bc",
+    "INC0010001": "3b0f02e201046f5d30d9b0efe1efbb55",
+    "INC0010002": "769cbd8d455d2abec279e4b566efdb55",
+    "INC0010003": "ad39c34f4f4fb4b4b2dd5a9e33464f8c",
+    "INC0010004": "feec189548b6070f52e6a8d77c6dd3fc",
+    "INC0010005": "3b85f0cb4bf89010d27a8a1d46a477aa",
+    "INC0010006": "dd6649ac0d9b6542531456a18806c296",
 }
 CLOSE_CODES = ["Solution provided", "Workaround provided", "Resolved by problem"]
 

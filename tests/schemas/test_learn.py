@@ -334,9 +334,9 @@ def test_salesforce_conventions() -> None:
     record = {
         "attributes": {
             "type": "User",
-            "url": "/services/data/v50.0/sobjects/User/005Do000000PVvJIAW",
+            "url": "/services/data/v50.0/sobjects/User/005FECBB8C2B44CYXS",
         },
-        "Id": "005Do000000PVvJIAW",
+        "Id": "005FECBB8C2B44CYXS",
         "Name": "Ada",
     }
     other = {

@@ -68,8 +68,8 @@ def test_site_of(host: str, site: str) -> None:
         ),
         pytest.param(
             [
-                "/table/sys_db_object/0052284e1802021076dae3f117ba1e3d",
-                "/table/sys_db_object/4882a4ce1802021076dae3f117ba1edf",
+                "/table/sys_db_object/0f99faa5c4ea090af7e9e9b6f8e33190",
+                "/table/sys_db_object/e331873e2e0a7adc26cc1b4dd6cff348",
             ],
             {"/table/sys_db_object/{}"},
             id="hex32",
@@ -86,7 +86,7 @@ def test_site_of(host: str, site: str) -> None:
             id="prefixed-ids",
         ),
         pytest.param(
-            ["/sobjects/User/005Do000000PVvJIAW", "/sobjects/User/005Do000000PVvJ"],
+            ["/sobjects/User/005FECBB8C2B44CYXS", "/sobjects/User/005FECBB8C2B44C"],
             {"/sobjects/User/{}"},
             id="salesforce-ids",
         ),

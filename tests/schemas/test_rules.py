@@ -31,7 +31,7 @@ def _shape(values: list[str]) -> Shape:
     ("ids", "expected"),
     [
         pytest.param(
-            {"1c741bd70b2322007518478d83673af3", "005d500b536073005e0addeeff7b12f4"},
+            {"688868e1053926ed51b99e2c3257f0ba", "d253854a020b15350cfd5545c04549a7"},
             {"kind": "hex32", "width": 32, "pattern": "^[0-9a-f]{32}$"},
             id="sys_id",
         ),
@@ -39,7 +39,7 @@ def _shape(values: list[str]) -> Shape:
             {"7", "10", "12"}, {"kind": "integer", "start": 13, "pattern": "^[0-9]+$"}, id="integer"
         ),
         pytest.param(
-            {"005Do000000PVvJIAW", "005Do000001WSt0IAG"},
+            {"005FECBB8C2B44CYXS", "00550E02099786BABQ"},
             {"kind": "salesforce", "prefix": "005", "width": 18, "pattern": "^005[a-zA-Z0-9]{15}$"},
             id="salesforce",
         ),
@@ -85,7 +85,7 @@ def test_no_sequence_generator(values: list[str]) -> None:
 
 
 def test_link_target_is_the_table_before_the_id() -> None:
-    links = ["https://x.service-now.com/api/now/table/sys_user/681ccaf9c0a8016400b98a06818d57c7"]
+    links = ["https://x.service-now.com/api/now/table/sys_user/d5cef0a4436f226bb37fe72db7226a3d"]
 
     assert link_target(links) == "sys_user"
 

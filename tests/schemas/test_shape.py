@@ -42,12 +42,12 @@ from myna.schemas.shape import Shape, merge_schemas, sampled, schema_of
             id="integers-sent-as-strings",
         ),
         pytest.param(
-            ["1c741bd70b2322007518478d83673af3", "005d500b536073005e0addeeff7b12f4"],
+            ["688868e1053926ed51b99e2c3257f0ba", "d253854a020b15350cfd5545c04549a7"],
             {"type": "string", "pattern": "^(?:[0-9a-f]{32})$"},
             id="sys_id-pattern",
         ),
         pytest.param(
-            ["00EDo000000DVLvMAO", "005Do000000PVvJIAW"],
+            ["00E7814EEC00425E2A", "005FECBB8C2B44CYXS"],
             {"type": "string", "pattern": "^(?:[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?)$"},
             id="salesforce-id-pattern",
         ),

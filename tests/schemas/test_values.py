@@ -11,12 +11,12 @@ from myna.schemas.values import classify_segment, key_parts, prefix_of, string_f
     ("segment", "expected"),
     [
         pytest.param("10010", "integer", id="integer"),
-        pytest.param("1c741bd70b2322007518478d83673af3", "hex32", id="servicenow-sys_id"),
+        pytest.param("688868e1053926ed51b99e2c3257f0ba", "hex32", id="servicenow-sys_id"),
         pytest.param("123e4567-e89b-12d3-a456-426614174000", "uuid", id="uuid-v1"),
         pytest.param("0190b4a6-3c1e-7d2a-9b4f-8e6c5d4a3b2c", "uuid", id="uuid-v7"),
         pytest.param("01ARZ3NDEKTSV4RRFFQ69G5FAV", "ulid", id="ulid"),
-        pytest.param("005Do000000PVvJIAW", "salesforce", id="salesforce-18"),
-        pytest.param("005Do000000PVvJ", "salesforce", id="salesforce-15"),
+        pytest.param("005FECBB8C2B44CYXS", "salesforce", id="salesforce-18"),
+        pytest.param("005FECBB8C2B44C", "salesforce", id="salesforce-15"),
         pytest.param("JJJ-9", "key", id="jira-key"),
         pytest.param("INC0010001", "key", id="servicenow-number"),
         pytest.param("cus_9s8d7f6g5h", "prefixed", id="stripe-style"),
@@ -25,7 +25,7 @@ from myna.schemas.values import classify_segment, key_parts, prefix_of, string_f
         pytest.param("incident", "word", id="table-name"),
         pytest.param("sys_user_group", "word", id="snake-word"),
         pytest.param("PermissionSetGroup", "word", id="eighteen-letter-word-is-no-salesforce-id"),
-        pytest.param("00EDo000000DVLvMAA", "other", id="salesforce-bad-checksum"),
+        pytest.param("00E7814EEC00425E2B", "other", id="salesforce-bad-checksum"),
     ],
 )
 def test_segment_classes(segment: str, expected: str) -> None:

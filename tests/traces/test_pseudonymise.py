@@ -51,7 +51,7 @@ def test_distinct_emails_get_distinct_fakes() -> None:
     [
         ("opened 2024-01-09 04:02:28", True),
         ("server 1.19.3.1 at 10.0.0.12", True),
-        ("sys_id 9d385017c611228701d22104cc95c371", True),
+        ("sys_id 3b0f02e201046f5d30d9b0efe1efbb55", True),
         ("call +1 (555) 010-2030 now", False),
         ("mail beth.anglin@example.com", False),
     ],

@@ -91,14 +91,14 @@ def test_openai_responses_items_pair_function_calls_with_outputs() -> None:
             "call_kQ3m",
             "find_ci",
             {"name": "fw-edge-01"},
-            {"sys_id": "a9c0c8d2c6112276018f7705562f9cb0", "sys_class_name": "cmdb_ci_ip_firewall"},
+            {"sys_id": "fa7409dc022e6a38471a52b7fb3c7ad0", "sys_class_name": "cmdb_ci_ip_firewall"},
             None,
         ),
         (
             "call_Zr7t",
             "create_change",
             {
-                "cmdb_ci": "a9c0c8d2c6112276018f7705562f9cb0",
+                "cmdb_ci": "fa7409dc022e6a38471a52b7fb3c7ad0",
                 "type": "normal",
                 "short_description": "Update firewall rule 42",
             },
