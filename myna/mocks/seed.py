@@ -45,7 +45,8 @@ from myna.schemas.model import (
     ServiceModel,
     StateMachine,
 )
-from myna.schemas.values import ID_PATTERNS
+from myna.schemas.shape import unwrap_pattern
+from myna.schemas.values import ID_PATTERNS, SPACED_DATETIME
 
 __all__ = [
     "ANCHOR",
@@ -298,7 +299,7 @@ class _Generator:
     def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
         if spec.schema_.get("format") == "date":
             return moment.date().isoformat()
-        if _inner(str(spec.schema_.get("pattern", ""))) == _SPACED_TIMESTAMP:
+        if unwrap_pattern(str(spec.schema_.get("pattern", ""))) == SPACED_DATETIME:
             return moment.strftime("%Y-%m-%d %H:%M:%S")
         pattern = self.model.conventions.datetime_format
         if pattern:
@@ -334,15 +335,6 @@ def _state_fields(
 
 _TIME_NAME_SUFFIXES = ("_at", "_on", "date", "stamp", "_time")
 _LONGEST_TIMESTAMP = len("2024-12-17T15:14:34Z")
-_SPACED_TIMESTAMP = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
-
-
-def _inner(pattern: str) -> str:
-    """The value class inside a learned pattern: `^(?:X)?$` and `^X$` give X."""
-    body = pattern.removeprefix("^").removesuffix("$")
-    if body.startswith("(?:") and body.endswith((")", ")?")):
-        body = body[3 : body.rindex(")")]
-    return body
 
 
 def _is_time(spec: FieldSpec) -> bool:
@@ -357,7 +349,7 @@ def _is_time(spec: FieldSpec) -> bool:
         and _type_of(spec.schema_) == "string"
         and not _only_empty(spec.schema_)
         and not {"enum", "const"} & spec.schema_.keys()
-        and (pattern is None or _inner(pattern) == _SPACED_TIMESTAMP)
+        and (pattern is None or unwrap_pattern(pattern) == SPACED_DATETIME)
         and spec.schema_.get("maxLength", _LONGEST_TIMESTAMP) >= _LONGEST_TIMESTAMP
         and spec.name.lower().endswith(_TIME_NAME_SUFFIXES)
     )
@@ -507,8 +499,8 @@ def _carried_value(schema: JsonSchema, rng: random.Random) -> str | None:
     pattern = schema.get("pattern")
     if not isinstance(pattern, str):
         return None
-    inner = _inner(pattern)
-    if inner == _SPACED_TIMESTAMP:
+    inner = unwrap_pattern(pattern)
+    if inner == SPACED_DATETIME:
         moment = ANCHOR - timedelta(minutes=rng.randint(0, 400 * 1440))
         return moment.strftime("%Y-%m-%d %H:%M:%S")
     for kind in ("hex32", "uuid", "ulid", "salesforce"):

@@ -19,6 +19,7 @@ from typing import Any
 from myna.schemas.values import (
     ID_PATTERNS,
     JSON_SCHEMA_FORMAT,
+    SPACED_DATETIME,
     Format,
     ValueClass,
     classify_segment,
@@ -49,11 +50,25 @@ _NUMERIC_FORMATS: dict[Format, str] = {
     "boolean-string": "boolean",
 }
 _PATTERN_FORMATS: dict[Format, str] = {
-    "date-time-space": r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}",
+    "date-time-space": SPACED_DATETIME,
     "integer-string": r"-?[0-9]+",
     "number-string": r"-?[0-9]+(?:\.[0-9]+)?",
     "boolean-string": r"true|false",
 }
+
+
+def wrap_pattern(value_class: str, *, optional: bool) -> str:
+    """The pattern a learned string field carries: `^(?:CLASS)$`, or `^(?:CLASS)?$` when the
+    service also sends `""` for "no value"."""
+    return f"^(?:{value_class}){'?' if optional else ''}$"
+
+
+def unwrap_pattern(pattern: str) -> str:
+    """The value class inside a pattern `wrap_pattern` made (or a plain `^CLASS$`)."""
+    body = pattern.removeprefix("^").removesuffix("$")
+    if body.startswith("(?:") and body.endswith((")", ")?")):
+        body = body[3 : body.rindex(")")]
+    return body
 
 
 class Shape:
@@ -280,8 +295,7 @@ class Shape:
             schema["maxLength"] = 0
         if pattern is not None:
             # Empty strings stand for "no value" in services such as ServiceNow.
-            optional = "?" if "empty" in self.formats else ""
-            schema["pattern"] = f"^(?:{pattern}){optional}$"
+            schema["pattern"] = wrap_pattern(pattern, optional="empty" in self.formats)
         enum = self.enum()
         if enum is not None:
             schema["enum"] = sorted(enum)

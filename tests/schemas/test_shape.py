@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myna.schemas.shape import Shape, merge_schemas, sampled, schema_of
+from myna.schemas.shape import (
+    Shape,
+    merge_schemas,
+    sampled,
+    schema_of,
+    unwrap_pattern,
+    wrap_pattern,
+)
 
 
 @pytest.mark.parametrize(
@@ -217,3 +224,11 @@ def test_merge_unions_enums_and_widens_ranges() -> None:
         "maximum": 3,
         "enum": [1, 2, 3],
     }
+
+
+@pytest.mark.parametrize("optional", [False, True], ids=["required", "blank-allowed"])
+@pytest.mark.parametrize("value_class", [r"[0-9a-f]{32}", r"-?[0-9]+(?:\.[0-9]+)?", r"true|false"])
+def test_a_learned_pattern_gives_back_its_value_class(value_class: str, optional: bool) -> None:
+    pattern = wrap_pattern(value_class, optional=optional)
+
+    assert unwrap_pattern(pattern) == value_class
