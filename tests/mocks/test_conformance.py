@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -244,3 +246,28 @@ def test_the_command_prints_a_json_report(
     printed = json.loads(result.stdout)
     assert printed["total"] > 0
     assert result.exit_code == (0 if printed["mismatches"] == [] else 1)
+
+
+def test_traces_of_another_service_are_refused_with_the_hosts_named(tmp_path: Path) -> None:
+    from myna.traces import write_jsonl
+
+    traces = tmp_path / "shop.jsonl"
+    write_jsonl([Session(id="s", events=[exchange(0, "GET", "/items", 200, [])])], traces)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from myna.cli import main; main()",
+            "conformance",
+            "itsm",
+            str(traces),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert result.returncode == 2
+    assert "no exchange in the traces belongs to the model's service" in result.stderr
+    assert "example.service-now.com" in result.stderr
+    assert "--any-host" in result.stderr
