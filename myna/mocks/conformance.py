@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.errors import MockError
 from myna.mocks.auth import Credentials
@@ -31,6 +31,7 @@ from myna.mocks.seed import counters_after, seeding_order
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.traces.model import Body, Exchange, Session
+from myna.traces.redact import is_redacted
 
 __all__ = [
     "ConformanceReport",
@@ -144,7 +145,8 @@ def run_conformance(
                     _renamed(exchange.path, renamed),
                     params=[(k, _renamed(v, renamed)) for k, v in exchange.query],
                     headers=_headers(model, exchange),
-                    content=_renamed_body(exchange.request_body, renamed),
+                    content=_token_form(model, exchange)
+                    or _renamed_body(exchange.request_body, renamed),
                 )
                 replayed = _json_or_none(response)
                 if response.status == exchange.status:
@@ -351,6 +353,34 @@ def _headers(model: ServiceModel, exchange: Exchange) -> dict[str, str]:
     return headers
 
 
+_GRANT_SECRETS = {"password": "password", "client_credentials": "client_secret"}
+
+
+def _token_form(model: ServiceModel, exchange: Exchange) -> bytes | None:
+    """The mock's own grant for a recorded token request whose credentials were redacted (the
+    whole form, or the secret in it), as every other request carries the mock's credential;
+    None for any other request. A fully redacted form says nothing of its grant, so it becomes
+    a password grant."""
+    token_path = model.conventions.auth.token_path
+    if token_path is None or exchange.method != "POST" or exchange.path != token_path:
+        return None
+    body = exchange.request_body
+    text = "" if body.value is None else str(body.value)
+    form = dict(parse_qsl(text)) if "=" in text else {}
+    grant = form.get("grant_type", "password")
+    if grant not in _GRANT_SECRETS:
+        return None
+    redacted = is_redacted(form.get(_GRANT_SECRETS[grant], "")) if form else is_redacted(text)
+    if not redacted:
+        return None
+    user, secret = _MOCK_USER
+    if grant == "password":
+        form |= {"grant_type": grant, "username": user, "password": secret}
+    else:
+        form |= {"client_id": user, "client_secret": secret}
+    return urlencode(form).encode()
+
+
 def _renamed(text: str, renamed: dict[str, str]) -> str:
     for old, new in renamed.items():
         text = text.replace(old, new)
@@ -467,11 +497,11 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 def first_violation(schema: dict[str, Any], value: Any, where: str = "$") -> tuple[str, str] | None:
     """Where and why `value` breaks a `body_schema` schema (its subset of JSON Schema: type,
-    properties, required, items), or None. Several times faster than a general validator on
-    the long lists recordings hold, with jsonschema's wording."""
-    kind = schema.get("type")
-    if kind is None:
+    or [type, "null"], properties, required, items), or None. Several times faster than a
+    general validator on the long lists recordings hold, with jsonschema's wording."""
+    if not schema or (value is None and isinstance(schema["type"], list)):
         return None
+    kind = _kind(schema)
     expected = _JSON_TYPES[kind]
     if not isinstance(value, expected) or (kind == "number" and isinstance(value, bool)):
         return where, f"{_repr(value)} is not of type {kind!r}"
@@ -497,22 +527,29 @@ def _repr(value: Any) -> str:
 
 
 def _common(schemas: list[dict[str, Any]]) -> dict[str, Any]:
-    """What every item of a recorded list satisfied: shared keys required, types merged."""
-    if not schemas:
+    """What every item of a recorded list satisfied: shared keys required, types merged. A
+    null sample (the empty schema) makes the merged type nullable rather than vanishing, so a
+    field recorded as a string here and null there accepts both."""
+    typed = [s for s in schemas if s]
+    kinds = {_kind(s) for s in typed}
+    if len(kinds) != 1:
         return {}
-    first = schemas[0]
-    if any(s.get("type") != first.get("type") for s in schemas) or first.get("type") is None:
-        return {}
-    if first["type"] == "object":
-        keys = set.intersection(*(set(s["properties"]) for s in schemas))
-        properties = {
-            key: _common([s["properties"][key] for s in schemas if s["properties"][key]])
-            for key in keys
-        }
-        return {"type": "object", "properties": properties, "required": sorted(keys)}
-    if first["type"] == "array":
-        return {"type": "array", "items": _common([s["items"] for s in schemas if s["items"]])}
-    return first
+    (kind,) = kinds
+    merged: dict[str, Any] = {"type": kind}
+    if kind == "object":
+        keys = set.intersection(*(set(s["properties"]) for s in typed))
+        merged["properties"] = {key: _common([s["properties"][key] for s in typed]) for key in keys}
+        merged["required"] = sorted(keys)
+    elif kind == "array":
+        merged["items"] = _common([s["items"] for s in typed])
+    if len(typed) < len(schemas) or any(isinstance(s["type"], list) for s in typed):
+        merged["type"] = [kind, "null"]
+    return merged
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    kind = schema["type"]
+    return str(kind[0]) if isinstance(kind, list) else str(kind)
 
 
 def _short(text: str, limit: int = 200) -> str:

@@ -138,6 +138,54 @@ def test_sessions_that_build_on_each_other_replay_in_one_world(
     assert report.matched == matched
 
 
+TOKEN_SHOP = SHOP.model_copy(
+    update={
+        "conventions": Conventions(auth=Auth(scheme="oauth2", token_path="/oauth/token")),
+        "operations": [
+            *SHOP.operations,
+            Operation(id="token", method="POST", path="/oauth/token", kind="auth"),
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param("[REDACTED]", id="whole-form-redacted"),
+        pytest.param("grant_type=password&username=ops&password=[REDACTED]", id="password"),
+        pytest.param(
+            "grant_type=client_credentials&client_id=app&client_secret=[REDACTED]", id="client"
+        ),
+    ],
+)
+def test_a_token_request_with_redacted_credentials_carries_the_mocks_own(form: str) -> None:
+    token = Exchange(
+        id="t",
+        method="POST",
+        url=HOST + "/oauth/token",
+        status=200,
+        request_headers=[("Content-Type", "application/x-www-form-urlencoded")],
+        request_body=Body("text", form, mime_type="application/x-www-form-urlencoded"),
+        response_body=Body("json", {"access_token": "[REDACTED]", "token_type": "Bearer"}),
+    )
+    report = run_conformance(TOKEN_SHOP, [Session(id="s", events=[token])])
+    assert (report.matched, report.mismatches) == (1, [])
+
+
+def test_a_token_request_with_wrong_visible_credentials_is_still_refused() -> None:
+    token = Exchange(
+        id="t",
+        method="POST",
+        url=HOST + "/oauth/token",
+        status=200,
+        request_body=Body("text", "grant_type=password&username=ops&password=guess"),
+        response_body=Body("json", {"access_token": "[REDACTED]"}),
+    )
+    report = run_conformance(TOKEN_SHOP, [Session(id="s", events=[token])])
+    assert [m.status for m in report.mismatches] == [400]  # OAuth2: invalid_grant
+
+
 def test_a_refused_credential_is_replayed_without_one() -> None:
     report = report_of(exchange(0, "GET", "/items", 401, {"error": {"message": "no"}}))
     assert report.matched == 1
@@ -190,6 +238,11 @@ def test_seeding_merges_sightings_and_skips_display_values() -> None:
         pytest.param([{"a": 1, "b": 1}, {"a": 2}], [{"a": 3}], True, id="list-shared-keys"),
         pytest.param([{"a": 1, "b": 1}, {"a": 2}], [{"b": 3}], False, id="list-item-lacks-key"),
         pytest.param([], [{"anything": True}], True, id="empty-list-allows-any-items"),
+        pytest.param(
+            [{"a": None}, {"a": "x"}], [{"a": None}, {"a": "y"}], True, id="null-sample-allows-null"
+        ),
+        pytest.param([{"a": None}, {"a": "x"}], [{"a": 1}], False, id="null-sample-keeps-type"),
+        pytest.param([[{"a": None}], [{"a": "x"}]], [[{"a": None}]], True, id="nested-nullable"),
     ],
 )
 def test_body_schema_compares_structure_not_values(
