@@ -298,6 +298,7 @@ def before_write(call: WriteCall) -> None:
         _derive_priority(call.before, after)
     if resource == "incident":
         after["incident_state"] = after.get("state", "")
+        _incident_moves(call)
     if resource == "problem":
         after["problem_state"] = after.get("state", "")
     _refuse_finished(call)
@@ -349,6 +350,27 @@ def _derive_priority(before: Record | None, after: Record) -> None:
     moved = before is None or pair != (_text(before.get("impact")), _text(before.get("urgency")))
     if moved and pair in PRIORITY:
         after["priority"] = PRIORITY[pair]
+
+
+def _incident_moves(call: WriteCall) -> None:
+    """The incident business rules on leaving a state: leaving On Hold clears its reason, and
+    reopening a resolved incident counts the reopening, says who and when, and clears the
+    resolution stamps (as the reference instance does)."""
+    if call.before is None:
+        return
+    before, after = _text(call.before.get("state")), _text(call.after.get("state"))
+    if before == after:
+        return
+    if before == "3" and not _text(call.sent.get("hold_reason")):
+        call.after["hold_reason"] = ""
+    if before == "6" and after in ("1", "2", "3"):
+        call.after.update(
+            reopen_count=str(int(_text(call.before.get("reopen_count")) or 0) + 1),
+            reopened_time=call.mock.stamp(),
+            reopened_by=_caller_id(call),
+            resolved_at="",
+            resolved_by="",
+        )
 
 
 def _refuse_finished(call: WriteCall) -> None:

@@ -1,0 +1,209 @@
+"""Every behaviour rule issue #5 lists for the ITSM back end, served: each test shows the rule
+accepting a write that keeps it and refusing (or correcting) one that breaks it, through the
+runtime serving the shipped model, as an agent calling the Table API meets it.
+
+The SLA timers have their own module (test_itsm_sla*.py); the rules here are the record rules.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from myna.mocks import Mock, MockClient
+from myna.mocks.auth import Credentials
+from myna.mocks.backends import builtin_model
+from myna.mocks.messages import MockResponse
+from myna.mocks.sqlstore import SqlStore
+
+TABLE = "/api/now/table"
+AGENT = ("itil.agent", "itil-password")
+RESOLUTION = {"close_code": "Solved (Permanently)", "close_notes": "Replaced the toner."}
+NOWHERE = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def mock() -> Mock:
+    model = builtin_model("itsm")
+    return Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users=dict([AGENT])))
+
+
+@pytest.fixture
+def api(mock: Mock) -> MockClient:
+    world = f"rules-{uuid.uuid4().hex[:12]}"
+    mock.store.create_world(world)
+    return MockClient(mock, auth=AGENT, world=world, base_url="https://example.service-now.com")
+
+
+def result(response: MockResponse) -> Any:
+    return json.loads(response.body)["result"]
+
+
+def error(response: MockResponse) -> str:
+    return str(json.loads(response.body)["error"]["detail"])
+
+
+def create(api: MockClient, table: str, **values: str) -> dict[str, Any]:
+    response = api.post(f"{TABLE}/{table}", json=values)
+    assert response.status == 201, response.body
+    record = result(response)
+    assert isinstance(record, dict)
+    return record
+
+
+def incident(api: MockClient, **values: str) -> str:
+    """A new incident's item path."""
+    record = create(api, "incident", short_description="printer jam", **values)
+    return f"{TABLE}/incident/{record['sys_id']}"
+
+
+def test_the_incident_state_model_allows_its_transitions_and_refuses_others(
+    api: MockClient,
+) -> None:
+    path = incident(api)
+    assert api.patch(path, json={"state": "2"}).status == 200  # New -> In Progress
+    # In Progress -> Closed skips Resolved, even with the resolution the data policy wants.
+    skipped = api.patch(path, json={"state": "7", **RESOLUTION})
+    assert skipped.status == 400
+    assert error(skipped) == "state cannot change from 2 (In Progress) to 7 (Closed)"
+
+
+def test_resolving_needs_a_resolution_code_and_notes(api: MockClient) -> None:
+    path = incident(api)
+    refused = api.patch(path, json={"state": "6", "close_code": RESOLUTION["close_code"]})
+    assert (refused.status, error(refused)) == (
+        403,
+        "Data Policy Exception: \n\tThe following fields are mandatory: Resolution notes",
+    )
+    resolved = result(api.patch(path, json={"state": "6", **RESOLUTION}))
+    assert (resolved["state"], resolved["incident_state"]) == ("6", "6")
+    assert resolved["resolved_at"] != ""
+
+
+def test_on_hold_needs_a_hold_reason(api: MockClient) -> None:
+    path = incident(api)
+    assert api.patch(path, json={"state": "3"}).status == 403
+    assert result(api.patch(path, json={"state": "3", "hold_reason": "1"}))["state"] == "3"
+
+
+def test_a_resolved_incident_reopens_but_a_closed_one_is_read_only(api: MockClient) -> None:
+    path = incident(api)
+    api.patch(path, json={"state": "6", **RESOLUTION})
+    reopened = result(api.patch(path, json={"state": "2"}))
+    assert (reopened["state"], reopened["reopen_count"], reopened["resolved_at"]) == ("2", "1", "")
+    api.patch(path, json={"state": "6", **RESOLUTION})
+    closed = result(api.patch(path, json={"state": "7"}))
+    assert (closed["state"], closed["active"]) == ("7", "false")
+    for change in ({"state": "2"}, {"work_notes": "one more thing"}):
+        refused = api.patch(path, json=change)
+        assert (refused.status, error(refused)) == (
+            403,
+            "ACL Exception Update Failed due to security constraints",
+        )
+
+
+@pytest.mark.parametrize(
+    ("impact", "urgency", "priority"),
+    [("1", "1", "1"), ("1", "2", "2"), ("2", "2", "3"), ("3", "2", "4"), ("3", "3", "5")],
+)
+def test_priority_is_derived_from_impact_and_urgency_whatever_the_client_sends(
+    api: MockClient, impact: str, urgency: str, priority: str
+) -> None:
+    # A priority sent beside them is overruled, as the platform's lookup rule overrules it.
+    path = incident(api, impact=impact, urgency=urgency, priority="1" if priority != "1" else "5")
+    assert result(api.get(path))["priority"] == priority
+
+
+def test_the_assignee_must_be_a_member_of_the_assignment_group(api: MockClient) -> None:
+    member = create(api, "sys_user", user_name="ana.li", first_name="Ana", last_name="Li")
+    outsider = create(api, "sys_user", user_name="ben.ng", first_name="Ben", last_name="Ng")
+    group = create(api, "sys_user_group", name="Network")
+    create(api, "sys_user_grmember", user=member["sys_id"], group=group["sys_id"])
+    path = incident(api)
+    refused = api.patch(
+        path, json={"assignment_group": group["sys_id"], "assigned_to": outsider["sys_id"]}
+    )
+    assert refused.status == 403
+    assigned = result(
+        api.patch(path, json={"assignment_group": group["sys_id"], "assigned_to": member["sys_id"]})
+    )
+    assert assigned["assigned_to"]["value"] == member["sys_id"]
+
+
+def test_work_notes_and_comments_land_in_the_journal_and_a_refused_write_adds_none(
+    api: MockClient,
+) -> None:
+    path = incident(api)
+    sys_id = path.rsplit("/", 1)[1]
+    api.patch(path, json={"work_notes": "Rebooted the print server.", "comments": "On it."})
+    # Refused (resolving without notes): its work note must not reach the journal.
+    api.patch(path, json={"state": "6", "work_notes": "Should not be kept."})
+    journal = api.get(
+        f"{TABLE}/sys_journal_field",
+        params={
+            "sysparm_query": f"element_id={sys_id}^ORDERBYelement",
+            "sysparm_fields": "element,value",
+        },
+    )
+    assert result(journal) == [
+        {"element": "comments", "value": "On it."},
+        {"element": "work_notes", "value": "Rebooted the print server."},
+    ]
+
+
+def test_every_field_change_is_audited_and_a_refused_one_is_not(api: MockClient) -> None:
+    path = incident(api)
+    sys_id = path.rsplit("/", 1)[1]
+    api.patch(path, json={"short_description": "toner low"})
+    api.patch(path, json={"state": "6", "short_description": "refused"})
+    audit = api.get(
+        f"{TABLE}/sys_audit",
+        params={
+            "sysparm_query": f"documentkey={sys_id}",
+            "sysparm_fields": "fieldname,oldvalue,newvalue",
+        },
+    )
+    assert result(audit) == [
+        {"fieldname": "short_description", "oldvalue": "printer jam", "newvalue": "toner low"}
+    ]
+
+
+def test_a_change_is_scheduled_only_once_approved(api: MockClient) -> None:
+    change = create(api, "change_request", short_description="Upgrade the core switch")
+    path = f"{TABLE}/change_request/{change['sys_id']}"
+    refused = api.patch(path, json={"state": "-2"})
+    assert (refused.status, error(refused)) == (
+        403,
+        f"Change {change['number']} cannot move to Scheduled: it has not been approved",
+    )
+    api.patch(path, json={"state": "-4"})  # Assess
+    authorizing = result(api.patch(path, json={"state": "-3"}))
+    assert authorizing["approval"] == "requested"
+    approved = result(api.patch(path, json={"approval": "approved"}))
+    assert (approved["state"], approved["approval"]) == ("-2", "approved")
+
+
+def test_a_rejected_change_goes_back_to_new(api: MockClient) -> None:
+    change = create(api, "change_request", short_description="Retire the old VPN")
+    path = f"{TABLE}/change_request/{change['sys_id']}"
+    api.patch(path, json={"state": "-4"})
+    api.patch(path, json={"state": "-3"})
+    assert result(api.patch(path, json={"approval": "rejected"}))["state"] == "-5"
+
+
+def test_an_incident_links_to_an_existing_problem_only(api: MockClient) -> None:
+    problem = create(api, "problem", short_description="Print server memory leak")
+    refused = api.post(
+        f"{TABLE}/incident", json={"short_description": "printer jam", "problem_id": NOWHERE}
+    )
+    assert refused.status == 400
+    assert f"problem_id refers to problem {NOWHERE}, which does not exist" in error(refused)
+    path = incident(api, problem_id=problem["sys_id"])
+    linked = api.get(
+        f"{TABLE}/incident",
+        params={"sysparm_query": f"problem_id={problem['sys_id']}", "sysparm_fields": "sys_id"},
+    )
+    assert result(linked) == [{"sys_id": path.rsplit("/", 1)[1]}]
