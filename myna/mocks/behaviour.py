@@ -6,6 +6,9 @@ dispatcher runs the table of checks over a write and refuses it on the first vio
 need the world (does the referenced record exist?) receive a lookup function instead of the
 store, so they stay pure and testable with a dict. Uniqueness is the store's job: it keeps an index
 of unique values per world, and its `ConflictError` becomes the service's 409.
+
+One rule writes instead of checking: `entry_values` gives the values a state's entry sets, which
+the dispatcher applies before the checks run.
 """
 
 from __future__ import annotations
@@ -108,9 +111,8 @@ def check_required_on_entry(write: Write) -> Iterator[Violation]:
     for machine in write.resource.state_machines:
         if not machine.enforce:
             continue
-        target = _state(write.after, machine)
-        source = _state(write.before, machine)
-        if target is None or (write.before is not None and source == target):
+        target = _entered(write.before, write.after, machine)
+        if target is None:
             continue
         missing = [
             name
@@ -123,6 +125,47 @@ def check_required_on_entry(write: Write) -> Iterator[Violation]:
                 name,
                 f"{name} is required when {machine.field} becomes {_label(machine, target)}",
             )
+
+
+def entry_values(write: Write) -> dict[str, Any]:
+    """The values the service writes into a record that enters a state (`sets_on_entry`), for
+    the fields the request did not set itself.
+
+    The client's own value wins over the state's: a mock user who sends `Probability: 80` with
+    `StageName: Negotiation/Review` expects 80 back, as Salesforce gives, and nothing a mock does
+    should silently discard what a request asked for. Fields the service does not let clients
+    write never reach `sent` (they are dropped or refused first), so for those (`IsClosed`,
+    `IsWon`) the state's value always holds. A value one machine sets may move another machine's
+    field (`state` sets `incident_state`), which then applies its own entry values as well.
+    """
+    machines = [machine for machine in write.resource.state_machines if machine.sets_on_entry]
+    values: dict[str, Any] = {}
+    while machines:
+        current = {**write.after, **values} if values else write.after
+        entered = [
+            (machine, target)
+            for machine in machines
+            if (target := _entered(write.before, current, machine)) is not None
+        ]
+        if not entered:
+            break
+        for machine, target in entered:
+            machines.remove(machine)
+            entry = machine.sets_on_entry.get(target)
+            if entry is None:
+                continue
+            for name, value in entry.values.items():
+                if name not in write.sent and name not in values:
+                    values[name] = value
+    return values
+
+
+def _entered(before: Record | None, after: Record, machine: StateMachine) -> str | None:
+    """The state `after` enters (None: it stays where `before` was, or has none)."""
+    target = _state(after, machine)
+    if target is None or (before is not None and _state(before, machine) == target):
+        return None
+    return target
 
 
 def check_read_only(write: Write, refused: frozenset[str]) -> Iterator[Violation]:

@@ -370,6 +370,7 @@ class Mock:
         for machine in resource.state_machines:
             if _empty(record.get(machine.field)) and machine.initial:
                 record[machine.field] = machine.initial[0]
+        _enter_states(resource, None, record, sent)
         record_id = self._fill_server_fields(resource, record, tx, principal)
         write = WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
         if self.extensions.writes:
@@ -395,6 +396,7 @@ class Mock:
             after = self._replaced(resource, before, sent)
         else:
             after = {**before, **sent}
+        _enter_states(resource, before, after, sent)
         self._touch(resource, before, after, principal)
         write = WriteCall(self, resource, "update", before, after, sent, principal, tx, request)
         if self.extensions.writes:
@@ -452,6 +454,7 @@ class Mock:
             if value is not _ABSENT:
                 changed[effect.field] = value
         after.update(coerce_scalars(changed, resource.stringly))
+        _enter_states(resource, before, after, changed)
         self._touch(resource, before, after, principal)
         self._enforce(contract, resource, before, after, changed, tx)
         tx.update(resource.resource.name, str(before[resource.resource.id_field]), after)
@@ -842,6 +845,17 @@ class _Paging:
     page_param: str | None
     cursor_param: str | None
     limit: int | None
+
+
+def _enter_states(
+    resource: ResourceContract, before: Record | None, after: Record, sent: Record
+) -> None:
+    """Write what entering a state sets (`sets_on_entry`) into `after`, stored as a client's
+    value would be. It runs before the service's extension hooks, so code that knows better
+    (a back end's own rules) still has the last word, and before the checks, which see it."""
+    values = behaviour.entry_values(behaviour.Write(resource.resource, before, after, sent))
+    if values:
+        after.update(coerce_scalars(values, resource.stringly))
 
 
 def _violations(

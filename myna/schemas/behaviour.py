@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from myna.schemas.entry_values import Entry, sets_on_entry
 from myna.schemas.evidence import Tally
 from myna.schemas.model import RefusedTransition, StateMachine, Transition
 from myna.schemas.shape import Shape
 
 STATE_NAMES = re.compile(
-    r"(?i)^(?:state|status|stage|phase|[a-z_]*_state|[a-z_]*_status|[a-z]*State|[a-z]*Status)$"
+    r"(?i)^(?:state|status|stage(?:_?name)?|phase|[a-z_]*_state|[a-z_]*_status|[a-z]*State|[a-z]*Status)$"
 )
 MAX_STATES = 24
 FIELD_EVIDENCE = 256
@@ -129,6 +130,20 @@ class Change:
     """The state change was already counted from the request that caused it (an `Implied`)."""
     request: dict[str, Any] | None = None
     """The body of the write that made the change, when the change is its answer."""
+    follows: dict[str, Any] | None = None
+    """The body of the write the change was read after, when that write answered without the
+    record (Salesforce's 204 to a PATCH)."""
+
+
+@dataclass(slots=True)
+class Created:
+    """A record a create answered with, and the body that asked for it (None: unknown)."""
+
+    record: dict[str, Any]
+    operation: str
+    session: int
+    example: str
+    request: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -160,8 +175,7 @@ class Observations:
     changes: list[Change] = field(default_factory=list)
     implied: list[Implied] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
-    created: list[tuple[dict[str, Any], str, int, str]] = field(default_factory=list)
-    """(record, operation, session, example) for each record a create answered with."""
+    created: list[Created] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     """State path -> coded state -> the name the service displays for it."""
 
@@ -196,15 +210,24 @@ def find_state(request: Any, states: set[str], depth: int = 0) -> str | None:
     return None
 
 
-def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
-    """The life cycle of the status-like field at `path`."""
+def state_machine(
+    path: str, shape: Shape, seen: Observations, volatile: frozenset[str] = frozenset()
+) -> StateMachine:
+    """The life cycle of the status-like field at `path`; `volatile` names fields whose values
+    say which record, who or when (see `entry_values.volatile_fields`)."""
     states = _states(shape)
     transitions: dict[tuple[str | None, str, str | None], Tally] = {}
     entries: dict[str, list[Change]] = {}
-    for record, operation, session, example in seen.created:
-        target = state_key(value_at(record, path))
+    created: dict[str, list[Created]] = {}
+    for made in seen.created:
+        target = state_key(value_at(made.record, path))
         if target is not None:
-            transitions.setdefault((None, target, operation), Tally()).add(session, example)
+            transitions.setdefault((None, target, made.operation), Tally()).add(
+                made.session, made.example
+            )
+            into = created.setdefault(target, [])
+            if len(into) < FIELD_EVIDENCE:
+                into.append(made)
     for change in seen.changes:
         source = state_key(value_at(change.before, path))
         target = state_key(value_at(change.after, path))
@@ -269,6 +292,7 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
         ],
         required_on_entry=_required_on_entry(entries, path),
         changes_on_entry=_changes_on_entry(entries, seen.changes, path),
+        sets_on_entry=sets_on_entry(_entries(created, entries), path.split(".")[0], volatile),
         # Without any observed transition there is nothing to enforce: every move stays allowed;
         # nor for a field the server keeps in step with another (incident_state mirrors state).
         enforce=observed and _clients_write(path, seen),
@@ -276,6 +300,19 @@ def state_machine(path: str, shape: Shape, seen: Observations) -> StateMachine:
         if observed
         else Tally().evidence(samples=shape.count, scale=0.3),
     )
+
+
+def _entries(
+    created: dict[str, list[Created]], changed: dict[str, list[Change]]
+) -> Iterator[Entry]:
+    """Every observed entry into a state: creates in it, and changes from another state."""
+    for state, made in created.items():
+        for one in made:
+            yield Entry(state, None, one.record, one.request, one.session, one.example)
+    for state, changes in changed.items():
+        for change in changes:
+            sent = change.request if change.request is not None else change.follows
+            yield Entry(state, change.before, change.after, sent, change.session, change.example)
 
 
 def _clients_write(path: str, seen: Observations) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
+from myna.schemas.entry_values import volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
     BOOKKEEPING,
@@ -796,7 +797,8 @@ class ServiceLearner:
         seen = {name: behaviour.Observations() for name in resources}
         writes = {op.resource for op in self.ops.values() if op.kind in _WRITE_KINDS}
         last: dict[tuple[str, str], dict[str, Any]] = {}
-        pending: dict[tuple[str, str], tuple[str, bool]] = {}
+        # The write a record's next read shows the effect of: (operation, implied, request body).
+        pending: dict[tuple[str, str], tuple[str, bool, dict[str, Any] | None]] = {}
         # A record may be addressed by any of its ids (Jira: `10010` or `JJJ-9`).
         alias: dict[tuple[str, str], str] = {}
         for obs in self.observations:
@@ -849,7 +851,7 @@ class ServiceLearner:
                             )
                         )
                         implied = True
-                pending[(name, entity)] = (operation_id(op), implied)
+                pending[(name, entity)] = (operation_id(op), implied, _request_record(exchange))
                 continue
             for record in records:
                 for path in paths[name]:
@@ -860,13 +862,20 @@ class ServiceLearner:
                     if other is not None and not isinstance(other, (dict, list)):
                         alias[(name, str(other))] = canonical
                 key = (name, canonical)
-                operation, was_implied = (
-                    (operation_id(op), False) if written else pending.pop(key, (None, False))
+                request = _request_record(exchange) if written else None
+                operation, was_implied, follows = (
+                    (operation_id(op), False, None)
+                    if written
+                    else pending.pop(key, (None, False, None))
                 )
                 if op.kind == "create":
-                    seen[name].created.append((record, operation or "", obs.session, exchange.id))
+                    seen[name].created.append(
+                        behaviour.Created(
+                            record, operation or "", obs.session, exchange.id, request
+                        )
+                    )
                     # A create may answer with a stub; the next read shows the state it made.
-                    pending[key] = (operation_id(op), False)
+                    pending[key] = (operation_id(op), False, request)
                 before = last.get(key)
                 last[key] = record
                 if before is not None and before != record:
@@ -878,13 +887,15 @@ class ServiceLearner:
                             obs.session,
                             exchange.id,
                             was_implied,
-                            request=_request_record(exchange) if written else None,
+                            request=request,
+                            follows=follows,
                         )
                     )
         for name, resource in resources.items():
             observed = seen[name]
+            volatile = volatile_fields(resource)
             resource.state_machines = [
-                behaviour.state_machine(path, self.records[name].at(path), observed)
+                behaviour.state_machine(path, self.records[name].at(path), observed, volatile)
                 for path in paths[name]
             ]
             stable, changes = behaviour.immutable_fields(observed.changes)

@@ -8,9 +8,11 @@ schemas by `merge_schemas`, evidence by adding counts, lists of facts by union.
 
 from __future__ import annotations
 
+from myna.schemas.entry_values import same_value
 from myna.schemas.evidence import EXAMPLES, confidence
 from myna.schemas.model import (
     Conventions,
+    EntryValues,
     Evidence,
     FieldSpec,
     Operation,
@@ -144,6 +146,28 @@ def _merge_machine(old: StateMachine, new: StateMachine) -> StateMachine:
             )
         else:
             merged.required_on_entry[state] = fields
+    for state, entry in new.sets_on_entry.items():
+        mine = merged.sets_on_entry.get(state)
+        if mine is None:
+            merged.sets_on_entry[state] = entry
+            continue
+        # Values the two agree on stay, values only one shows join; a contradiction drops both.
+        contradicted = {
+            name
+            for name, value in entry.values.items()
+            if name in mine.values and not same_value(mine.values[name], value)
+        }
+        agreed = {
+            name: value
+            for name, value in {**entry.values, **mine.values}.items()
+            if name not in contradicted
+        }
+        if agreed:
+            merged.sets_on_entry[state] = EntryValues(
+                values=agreed, evidence=merge_evidence(mine.evidence, entry.evidence)
+            )
+        else:
+            del merged.sets_on_entry[state]
     merged.enforce = old.enforce or new.enforce
     merged.evidence = merge_evidence(old.evidence, new.evidence)
     return merged

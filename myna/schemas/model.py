@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from myna.errors import ModelError
 
@@ -118,6 +118,15 @@ class RefusedTransition(_Model):
     evidence: Evidence = Field(default_factory=Evidence)
 
 
+class EntryValues(_Model):
+    """The values a service writes into a record's fields when the record enters one state."""
+
+    values: dict[str, JsonValue] = Field(
+        description="field -> the value it holds after every entry (as the service renders it)"
+    )
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
 class StateMachine(_Model):
     """The life cycle of one status-like field of a resource."""
 
@@ -134,6 +143,11 @@ class StateMachine(_Model):
     )
     changes_on_entry: dict[str, list[str]] = Field(
         default_factory=dict, description="state -> fields that change with entering it"
+    )
+    sets_on_entry: dict[str, EntryValues] = Field(
+        default_factory=dict,
+        description="state -> the values the service sets when a record enters it "
+        "(Closed Won: Probability 100, IsClosed true); a client may still send its own",
     )
     enforce: bool = Field(default=True, description="refuse transitions that were never observed")
     evidence: Evidence = Field(default_factory=Evidence)

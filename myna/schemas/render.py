@@ -11,6 +11,7 @@ State machines are drawn as text, one edge per line:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -138,6 +139,9 @@ def state_diagram(resource: Resource, machine: StateMachine) -> Text:
         lines.append(f"  entering {_state(machine, state)} sets {', '.join(fields)}")
     for state, fields in machine.changes_on_entry.items():
         lines.append(f"  entering {_state(machine, state)} changes {', '.join(fields)}")
+    for state, entry in machine.sets_on_entry.items():
+        values = ", ".join(f"{name}={json.dumps(value)}" for name, value in entry.values.items())
+        lines.append(f"  entering {_state(machine, state)} writes {values}")
     return Text("\n".join(lines))
 
 

@@ -106,7 +106,7 @@ def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel
             ids.setdefault(resource, set()).add(str(value))
             key = (resource, str(value))
             if kind == "create":
-                observations.created.append((record, call.name, session, call.id))
+                observations.created.append(behaviour.Created(record, call.name, session, call.id))
             before = last.get(key)
             last[key] = record
             if before is not None and before != record:

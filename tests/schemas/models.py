@@ -5,6 +5,7 @@ from __future__ import annotations
 from myna.schemas.model import (
     Auth,
     Conventions,
+    EntryValues,
     Envelope,
     ErrorShape,
     Evidence,
@@ -93,6 +94,14 @@ def servicenow_model() -> ServiceModel:
                 ],
                 required_on_entry={"6": ["close_code"]},
                 changes_on_entry={"6": ["resolved_at"]},
+                sets_on_entry={
+                    "7": EntryValues(
+                        values={"active": "false", "incident_state": "7"}, evidence=SEEN
+                    ),
+                    "6": EntryValues(
+                        values={"probability": 100.0, "reopened": False, "hold": None}
+                    ),
+                },
                 evidence=SEEN,
             )
         ],

@@ -134,6 +134,7 @@ def test_model_show_draws_state_machines_and_weakest_first(tmp_path: Path) -> No
     assert "incident.state" in result.output
     assert "● ─create_incident─▶ 1" in result.output
     assert "entering 6 (Resolved) sets close_code" in result.output
+    assert 'entering 7 writes active="false", incident_state="7"' in result.output
     weakest = result.output.split("weakest inferences first")[1]
     assert weakest.index("get_incident") < weakest.index("list_incident")
 

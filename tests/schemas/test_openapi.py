@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 from openapi_spec_validator import validate
 
 from myna.errors import ModelError
-from myna.schemas.model import Evidence, FieldSpec, IdFormat, Operation, Resource, ServiceModel
+from myna.schemas.model import (
+    EntryValues,
+    Evidence,
+    FieldSpec,
+    IdFormat,
+    Operation,
+    Resource,
+    ServiceModel,
+    StateMachine,
+)
 from myna.schemas.openapi import dumps, from_openapi, load, loads, save, to_openapi
 from tests.schemas.models import servicenow_model
 
@@ -104,6 +113,13 @@ def test_saved_keys_are_sorted() -> None:
             id="unknown-pagination",
         ),
         pytest.param(
+            lambda doc: doc["components"]["schemas"]["incident"]["x-myna-resource"][
+                "state_machines"
+            ][0]["sets_on_entry"].update({"7": ["active"]}),
+            "components.schemas.incident.x-myna-resource.state_machines.0.sets_on_entry.7",
+            id="entry-values-not-a-mapping",
+        ),
+        pytest.param(
             lambda doc: doc["x-myna-service"].pop("name"),
             "x-myna-service.name",
             id="missing-service-name",
@@ -136,6 +152,25 @@ def test_missing_file_is_a_model_error(tmp_path: Path) -> None:
 
 _names = st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True)
 _json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), st.text(max_size=12))
+# Values a state's entry sets come from responses: any JSON scalar, floats included.
+_entry_leaf = _json_leaf | st.floats(allow_nan=False, allow_infinity=False)
+_state_machines = st.lists(
+    st.builds(
+        StateMachine,
+        field=st.just("state"),
+        states=st.lists(_names, max_size=3),
+        sets_on_entry=st.dictionaries(
+            _names,
+            st.builds(
+                EntryValues,
+                values=st.dictionaries(_names, _entry_leaf, max_size=3),
+                evidence=st.builds(Evidence, samples=st.integers(0, 9)),
+            ),
+            max_size=3,
+        ),
+    ),
+    max_size=1,
+)
 
 
 @st.composite
@@ -159,6 +194,7 @@ def _models(draw: st.DrawFn) -> ServiceModel:
             id_field="id",
             id_format=IdFormat(kind=draw(st.sampled_from(["integer", "uuid", "hex32"]))),
             fields=fields,
+            state_machines=draw(_state_machines),
         )
     operations = [
         Operation(
