@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from myna.errors import MockError, MynaError
-from myna.mocks.seed import seed, seed_from_files
+from myna.mocks.seed import could_be_id, reference_id_schema, seed, seed_from_files
 from myna.mocks.store import Record, Store
 from myna.schemas.model import Operation, Resource, ServiceModel
 
@@ -84,7 +84,8 @@ Check = Callable[[Subject], Iterator[Finding]]
 
 
 def check_schemas(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
-    """Every non-empty value of a seeded record fits its field's JSON Schema."""
+    """Every non-empty value of a seeded record fits its field's JSON Schema; a `link_value`
+    reference is held as the bare id its `value` describes (the runtime renders the link)."""
     validators: dict[tuple[str, str], Draft202012Validator] = {}
     for resource_name, record_id, record in records:
         resource = model.resources.get(resource_name)
@@ -96,11 +97,22 @@ def check_schemas(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
             if spec is None:
                 yield Finding("schemas", f"{resource_name} {record_id}: unknown field {name!r}")
                 continue
-            if _empty(value, model) or not spec.schema_:
+            if _empty(value, model):
+                continue
+            linked = spec.reference is not None and spec.reference.style == "link_value"
+            if linked and isinstance(value, dict):
+                yield Finding(
+                    "schemas",
+                    f"{resource_name} {record_id} field {name}: holds {value!r}; a reference "
+                    "is stored as its target's id, from which responses render the link",
+                )
+                continue
+            schema = reference_id_schema(spec)
+            if not schema:
                 continue
             key = (resource_name, name)
             if key not in validators:
-                validators[key] = Draft202012Validator(spec.schema_)
+                validators[key] = Draft202012Validator(schema)
             error = next(iter(validators[key].iter_errors(value)), None)
             if error is not None:
                 yield Finding(
@@ -112,7 +124,9 @@ def check_schemas(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
 
 def check_references(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
     """Every reference names a seeded record of its target resource (targets the model does not
-    serve are skipped: nothing could resolve them)."""
+    serve are skipped: nothing could resolve them; so are values that cannot be the target's
+    ids, the constants a service writes in place of a record, such as ServiceNow's `global`
+    domain)."""
     ids: dict[str, set[str]] = {}
     for resource_name, record_id, _ in records:
         ids.setdefault(resource_name, set()).add(record_id)
@@ -128,7 +142,11 @@ def check_references(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
             if target not in model.resources:
                 continue
             wanted = _scalar(value)
-            if wanted is not None and wanted not in ids.get(target, set()):
+            if (
+                wanted is not None
+                and wanted not in ids.get(target, set())
+                and could_be_id(model.resources[target], wanted)
+            ):
                 yield Finding(
                     "references",
                     f"{resource_name} {record_id} field {name}: references {target} "

@@ -7,15 +7,20 @@ Generation is deterministic for a seed (same seed and model, same bytes) and con
 - values follow the JSON Schema types and formats, enums follow the learned frequencies, names
   pick a Faker provider (`email`, `phone`, `city`, ...);
 - references point only at records that exist: referenced resources are seeded first (a
-  topological order; a cycle is broken by leaving the back reference empty);
+  topological order; a cycle is broken by leaving the back reference empty). A reference is
+  stored as its target's bare id, as the runtime stores what clients send (a `link_value`
+  field's `{link, value}` is how responses render it); one whose learned value is a constant no
+  record of the target could have (ServiceNow's `global` domain) gets that constant;
 - timestamps of a record are in a sensible order (created <= opened <= resolved <= closed <=
   updated);
 - every state machine's field gets a state, the fields that state requires on entry are filled
-  and the fields only other states require are left empty (a New incident has no close code);
+  (never with an empty choice) and the fields only other states require are left empty (a New
+  incident has no close code);
 - with `Conventions.values_as_strings`, numbers and booleans travel as strings (ServiceNow).
 
 `seed_from_files` reads `<resource>.jsonl` or `<resource>.csv` files instead, checking each
-value against the model and naming the file, line and field of anything that does not fit.
+value against the model and naming the file, line and field of anything that does not fit; a
+`link_value` reference may be written either way and is stored as the bare id.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import re
 import string
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -51,9 +57,11 @@ from myna.schemas.values import ID_PATTERNS, SPACED_DATETIME
 __all__ = [
     "ANCHOR",
     "SeedData",
+    "could_be_id",
     "counters_after",
     "generate",
     "read_files",
+    "reference_id_schema",
     "seed",
     "seed_from_files",
     "seeding_order",
@@ -100,9 +108,10 @@ def seed_from_files(
 
 
 def seeding_order(model: ServiceModel, resources: list[str] | None = None) -> list[str]:
-    """Resources so that every referenced resource comes before the ones referring to it; in a
-    cycle, the alphabetically first remaining resource goes next (its back references stay
-    empty)."""
+    """Resources so that every referenced resource comes before the ones referring to it. In a
+    cycle, the remaining resource waiting on the fewest others goes next (the alphabetically
+    first of those), so one back reference stays empty rather than every reference of a
+    resource that refers to many (a request item to users, groups and requests)."""
     names = sorted(resources if resources is not None else model.resources)
     needs = {
         name: {
@@ -117,8 +126,7 @@ def seeding_order(model: ServiceModel, resources: list[str] | None = None) -> li
     order: list[str] = []
     remaining = list(names)
     while remaining:
-        ready = [name for name in remaining if not needs[name] - set(order)]
-        chosen = ready[0] if ready else remaining[0]
+        chosen = min(remaining, key=lambda name: (len(needs[name] - set(order)), name))
         order.append(chosen)
         remaining.remove(chosen)
     return order
@@ -212,7 +220,7 @@ class _Generator:
             elif name in owned_by_states and not needed:
                 self._leave_empty(record, spec)
             elif spec.reference is not None:
-                value = self._reference(spec.reference, rng, needed)
+                value = self._reference(spec, spec.reference, rng, needed)
                 if value is None:
                     self._leave_empty(record, spec)
                 else:
@@ -224,7 +232,7 @@ class _Generator:
             elif not needed and rng.random() < _EMPTY_SHARE:
                 self._leave_empty(record, spec)
             else:
-                record[name] = self._unique(resource, spec, rng, fake)
+                record[name] = self._unique(resource, spec, rng, fake, needed=needed)
         return record
 
     def _leave_empty(self, record: Record, spec: FieldSpec) -> None:
@@ -233,45 +241,44 @@ class _Generator:
         elif spec.nullable:
             record[spec.name] = None
 
-    def _unique(self, resource: Resource, spec: FieldSpec, rng: random.Random, fake: Faker) -> Any:
-        value = _value(spec, rng, fake)
+    def _unique(
+        self, resource: Resource, spec: FieldSpec, rng: random.Random, fake: Faker, *, needed: bool
+    ) -> Any:
+        value = _value(spec, rng, fake, filled=needed)
         if spec.name not in resource.unique:
             return value
         seen = self.unique_values.setdefault((resource.name, spec.name), set())
         for _ in range(_UNIQUE_TRIES):
             if json.dumps(value) not in seen:
                 break
-            value = _value(spec, rng, fake)
+            value = _value(spec, rng, fake, filled=needed)
         else:
             value = f"{value}-{len(seen)}"
         seen.add(json.dumps(value))
         return value
 
-    def _reference(self, reference: Reference, rng: random.Random, needed: bool) -> Any:
-        """An id of a record already made (None when there is none yet: a broken cycle)."""
+    def _reference(
+        self, spec: FieldSpec, reference: Reference, rng: random.Random, needed: bool
+    ) -> Any:
+        """An id of a record already made, or the constant the field's learned value is limited
+        to; None when there is neither (a broken cycle)."""
+        target = self.model.resources.get(reference.resource)
         targets = self.ids.get(reference.resource, [])
+        constants = _choices(reference_id_schema(spec))
+        if constants is not None:
+            # A learned enum of ids names records of the corpus, which need not exist here.
+            made = {str(target_id) for target_id in targets}
+            targets = [
+                value
+                for value in constants
+                if value in made or (target is not None and not could_be_id(target, value))
+            ]
         if not targets or (not needed and rng.random() < _EMPTY_SHARE):
             return None
         target_id = rng.choice(targets)
-        target = self.model.resources.get(reference.resource)
-        style = reference.style
-        if style == "link_value":
-            return {"link": self._link(reference.resource, str(target_id)), "value": target_id}
-        if style == "object" and target is not None:
+        if reference.style == "object" and target is not None:
             return {target.id_field: target_id}
         return target_id
-
-    def _link(self, resource_name: str, target_id: str) -> str:
-        target = self.model.resources.get(resource_name)
-        server = self.model.servers[0].rstrip("/") if self.model.servers else ""
-        if target is not None and target.item_path:
-            path = target.item_path
-            start, end = path.rfind("{"), path.rfind("}")
-            if 0 <= start < end:
-                return server + path[:start] + target_id + path[end + 1 :]
-        if target is not None and target.collection_path:
-            return f"{server}{target.collection_path.rstrip('/')}/{target_id}"
-        return f"{server}/{resource_name}/{target_id}"
 
     def _timeline(
         self,
@@ -305,6 +312,40 @@ class _Generator:
         if pattern:
             return moment.strftime(pattern)
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def reference_id_schema(spec: FieldSpec) -> JsonSchema:
+    """The JSON Schema of the id a reference field stores. A `link_value` field is learned in
+    its wire form, `{"link", "value"}` (maybe beside an empty string); the store keeps the bare
+    id, which that object's `value` describes (unconstrained when no object was seen)."""
+    reference = spec.reference
+    if reference is None or reference.style != "link_value":
+        return spec.schema_
+    schema = spec.schema_
+    for branch in (schema, *schema.get("anyOf", ()), *schema.get("oneOf", ())):
+        value = branch.get("properties", {}).get("value")
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def could_be_id(resource: Resource, value: Any) -> bool:
+    """Whether `value` has the form the model states the resource's ids take (any value does
+    when it states none). One that does not is a constant the service writes in place of a
+    record (ServiceNow's `global` domain, whose link names sys_user_group), never a record a
+    seed should hold."""
+    pattern = resource.id_format.pattern
+    return pattern is None or re.fullmatch(pattern, str(value)) is not None
+
+
+def _choices(schema: JsonSchema) -> list[str] | None:
+    """The non-empty values a schema limits a string to (`const` or `enum`), if it does."""
+    if "const" in schema:
+        return [str(schema["const"])]
+    enum = schema.get("enum")
+    if not enum:
+        return None
+    return [str(option) for option in enum if option not in ("", None)]
 
 
 def _millis(moment: datetime) -> int:
@@ -408,12 +449,22 @@ def _typed_enum(value: str, schema: JsonSchema) -> Any:
     return value
 
 
-def _value(spec: FieldSpec, rng: random.Random, fake: Faker) -> Any:
+def _value(spec: FieldSpec, rng: random.Random, fake: Faker, *, filled: bool = False) -> Any:
+    """A value for the field; `filled` when it must not be empty (a state requires it), so an
+    enum's blank choice is not drawn."""
     if spec.enum_frequencies:
-        options = list(spec.enum_frequencies)
-        weights = list(spec.enum_frequencies.values())
+        frequencies = spec.enum_frequencies
+        if filled:
+            kept = {option: n for option, n in frequencies.items() if option != "" and n > 0}
+            frequencies = kept or frequencies
+        options = list(frequencies)
+        weights = list(frequencies.values())
         return _typed_enum(rng.choices(options, weights=weights)[0], spec.schema_)
-    return _from_schema(spec.schema_, spec.name, rng, fake, depth=0)
+    schema = spec.schema_
+    enum = schema.get("enum")
+    if filled and enum and any(option != "" for option in enum):
+        schema = {**schema, "enum": [option for option in enum if option != ""]}
+    return _from_schema(schema, spec.name, rng, fake, depth=0)
 
 
 _MAX_DEPTH = 4
@@ -672,11 +723,9 @@ def _id_of(record: Record, resource: Resource, path: Path, line: int) -> Any:
 
 
 def _validators(resource: Resource) -> dict[str, Any]:
-    return {
-        name: Draft202012Validator(spec.schema_)
-        for name, spec in resource.fields.items()
-        if spec.schema_
-    }
+    """A validator of each field's stored value (a reference's bare id, not its wire form)."""
+    schemas = {name: reference_id_schema(spec) for name, spec in resource.fields.items()}
+    return {name: Draft202012Validator(schema) for name, schema in schemas.items() if schema}
 
 
 def _check_record(
@@ -688,7 +737,7 @@ def _check_record(
     line: int,
     model: ServiceModel,
 ) -> None:
-    for name, value in record.items():
+    for name, value in list(record.items()):
         spec = resource.fields.get(name)
         if spec is None:
             raise InputError(
@@ -697,6 +746,8 @@ def _check_record(
                 line=line,
                 field=name,
             )
+        if spec.reference is not None and spec.reference.style == "link_value":
+            value = record[name] = _link_value_id(value, path, line, name)
         empty = value is None or (value == "" and model.conventions.values_as_strings)
         if empty:
             continue
@@ -712,13 +763,33 @@ def _check_record(
                 )
         if spec.reference is not None and spec.reference.resource in known:
             target = _reference_id(value)
-            if target is not None and target not in known[spec.reference.resource]:
+            target_resource = model.resources[spec.reference.resource]
+            if (
+                target is not None
+                and target not in known[target_resource.name]
+                and could_be_id(target_resource, target)
+            ):
                 raise InputError(
                     f"references {spec.reference.resource} {target!r}, which no file defines",
                     file=str(path),
                     line=line,
                     field=name,
                 )
+
+
+def _link_value_id(value: Any, path: Path, line: int, name: str) -> Any:
+    """A `link_value` reference as the store keeps it: files may hold it as responses render it
+    (`{"link", "value"}`) or as the bare id."""
+    if not isinstance(value, dict):
+        return value
+    if "value" not in value:
+        raise InputError(
+            f"a reference written as an object needs its 'value' (the target's id): {value!r}",
+            file=str(path),
+            line=line,
+            field=name,
+        )
+    return value["value"]
 
 
 def _reference_id(value: Any) -> str | None:

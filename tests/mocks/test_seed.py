@@ -14,6 +14,10 @@ from hypothesis import given, settings
 from jsonschema import Draft202012Validator
 
 from myna.errors import InputError, MockError
+from myna.mocks import Mock
+from myna.mocks.backends import builtin_model
+from myna.mocks.checker import check_backend
+from myna.mocks.client import MockClient
 from myna.mocks.evaluate import reference_id
 from myna.mocks.ids import salesforce_checksum
 from myna.mocks.query import Query
@@ -149,14 +153,22 @@ def test_references_only_point_at_records_that_exist(
     assert len(ids["incident"]) == incidents
 
 
-def test_link_value_references_carry_the_targets_url() -> None:
-    data = generate(SERVICENOW, seed=1, records=10)
-    callers = [r["caller_id"] for r in records_of(data, "incident") if r["caller_id"]]
-    assert callers
-    for caller in callers:
-        assert caller["link"] == (
-            f"https://dev.service-now.com/api/now/table/sys_user/{caller['value']}"
-        )
+def test_a_link_value_reference_is_stored_as_its_id_and_served_with_the_targets_link() -> None:
+    # The runtime stores what clients send as the bare id and renders {link, value} from it;
+    # a seeded {link, value} object would be rendered inside another link.
+    model = builtin_model("itsm")
+    store = SqlStore(model)
+    store.create_world("w", from_snapshot=seed(model, store, seed=1, records=4))
+    with store.transaction("w") as tx:
+        task_id, task = next((i, r) for i, r in tx.all("change_task") if r["change_request"])
+    client = MockClient(Mock(model, store), auth=("myna", "myna"), world="w")
+    served = client.get(f"/api/now/table/change_task/{task_id}").json()["result"]
+    change_id = task["change_request"]
+    assert served["change_request"] == {
+        "link": f"http://localhost/api/now/table/change_request/{change_id}",
+        "value": change_id,
+    }
+    store.close()
 
 
 def test_states_follow_frequencies_and_carry_their_required_fields() -> None:
@@ -298,6 +310,93 @@ def test_a_reference_cycle_is_broken_by_leaving_the_back_reference_empty() -> No
     assert all(record["other"] for record in records_of(data, "b"))
 
 
+HEX32 = IdFormat(kind="hex32", pattern="^[0-9a-f]{32}$")
+# How ServiceNow answers a reference: an empty string, or {link, value}.
+LINKED = {
+    "anyOf": [
+        {"type": "string", "maxLength": 0},
+        {
+            "type": "object",
+            "properties": {"link": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["link"],
+        },
+    ]
+}
+# The domain every record of an instance without domain separation is in: `global`, linked as a
+# sys_user_group that no table holds.
+DOMAIN = FieldSpec(
+    name="sys_domain",
+    required=True,
+    schema={
+        "type": "object",
+        "properties": {"link": {"type": "string"}, "value": {"type": "string", "enum": ["global"]}},
+    },
+    reference=Reference(resource="group", style="link_value"),
+)
+
+
+def linked(name: str, target: str) -> FieldSpec:
+    return FieldSpec(
+        name=name, schema=LINKED, reference=Reference(resource=target, style="link_value")
+    )
+
+
+def test_a_generated_seed_gives_each_state_its_required_fields_and_passes_the_checker() -> None:
+    # A request item refers to users and groups, which refer to each other: the cycle is broken
+    # where the fewest references wait, so items still find an assignee. A closed item needs a
+    # close code, which the corpus mostly saw blank.
+    item = Resource(
+        name="a_item",
+        id_field="sys_id",
+        id_format=HEX32,
+        fields={
+            "sys_id": text("sys_id"),
+            "state": FieldSpec(
+                name="state", schema={"type": "string"}, enum_frequencies={"1": 1, "3": 4}
+            ),
+            "close_code": FieldSpec(
+                name="close_code",
+                schema={"type": "string", "enum": ["", "done"]},
+                enum_frequencies={"": 9, "done": 1},
+            ),
+            "assigned_to": linked("assigned_to", "user"),
+            "sys_domain": DOMAIN,
+        },
+        state_machines=[
+            StateMachine(
+                field="state",
+                states=["1", "3"],
+                required_on_entry={"3": ["close_code", "assigned_to"]},
+            )
+        ],
+    )
+    user = Resource(
+        name="user",
+        id_field="sys_id",
+        id_format=HEX32,
+        fields={"sys_id": text("sys_id"), "group": linked("group", "group"), "sys_domain": DOMAIN},
+    )
+    group = Resource(
+        name="group",
+        id_field="sys_id",
+        id_format=HEX32,
+        fields={"sys_id": text("sys_id"), "manager": linked("manager", "user")},
+    )
+    model = ServiceModel(
+        name="m",
+        conventions=Conventions(values_as_strings=True),
+        resources={"a_item": item, "user": user, "group": group},
+    )
+    assert seeding_order(model) == ["group", "user", "a_item"]
+    assert check_backend(model) == []
+    data = generate(model, seed=0, records=10)
+    users = {record_id for name, record_id, _ in data.records if name == "user"}
+    closed = [r for r in records_of(data, "a_item") if r["state"] == "3"]
+    assert closed
+    assert all(r["close_code"] == "done" and r["assigned_to"] in users for r in closed)
+    assert {r["sys_domain"] for r in records_of(data, "user")} == {"global"}
+
+
 def test_counts_may_name_some_resources_but_only_known_ones() -> None:
     data = generate(SERVICENOW, seed=1, records={"sys_user": 3})
     assert (data.count("sys_user"), data.count("incident")) == (3, 0)
@@ -397,6 +496,11 @@ def test_files_load_as_a_base_with_counters_after_the_largest_number(tmp_path: P
             id="dangling-reference",
         ),
         pytest.param(
+            {"incident.jsonl": '{"sys_id": "i1", "caller_id": {"link": "/sys_user/u1"}}\n'},
+            r"line 1, field caller_id: a reference written as an object needs its 'value'",
+            id="link-without-value",
+        ),
+        pytest.param(
             {"sys_user.jsonl": '{"sys_id": "u1", "shoe_size": 9}\n'},
             r"field shoe_size: no field 'shoe_size' in resource 'sys_user'",
             id="unknown-field",
@@ -420,6 +524,15 @@ def test_file_errors_name_the_file_line_and_field(
         write(tmp_path, name, content)
     with pytest.raises(InputError, match=message):
         read_files(TYPED, tmp_path)
+
+
+def test_a_link_value_reference_may_be_written_as_responses_render_it(tmp_path: Path) -> None:
+    write(tmp_path, "sys_user.jsonl", USERS_JSONL)
+    linked = {"link": "https://dev.service-now.com/api/now/table/sys_user/u2", "value": "u2"}
+    write(tmp_path, "incident.jsonl", json.dumps({"sys_id": "i1", "caller_id": linked}) + "\n")
+    assert records_of(read_files(TYPED, tmp_path), "incident") == [
+        {"sys_id": "i1", "caller_id": "u2"}
+    ]
 
 
 def test_an_empty_directory_is_an_error(tmp_path: Path) -> None:

@@ -6,27 +6,46 @@ over a trace corpus that ships with the package, into a small reviewed overlay o
 committed beside them as `model.yaml`, so serving needs no learning, a person can review the
 model, and a test checks that learning the corpus again reproduces it byte for byte.
 
+A back end may also ship a *reference world*: seed files (`reference_world/<resource>.jsonl`)
+of the records its reference service holds after its corpus has run, so every derived field and
+rule holds in them. `myna serve <name>` serves it unless told otherwise.
+
 The registry is a dict plus `register_backend`, nothing more; `builtin_model("itsm")` is what
 callers use.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import as_file, files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 from myna.errors import MockError
 from myna.schemas.model import ServiceModel
 
-__all__ = ["BACKENDS", "Backend", "builtin_model", "register_backend", "resolve_model"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "builtin_model",
+    "named_backend",
+    "register_backend",
+    "resolve_model",
+    "seed_file_texts",
+    "write_world_command",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """Where a built-in back end's corpus, overlay and learned model live inside the package."""
+    """Where a built-in back end's corpus, overlay, learned model and reference world live
+    inside the package."""
 
     name: str
     title: str
@@ -34,9 +53,18 @@ class Backend:
     corpus: str = "corpus.jsonl"
     overlay: str = "overlay.yaml"
     model: str = "model.yaml"
+    world: str = "reference_world"
 
     def resource(self, file_name: str) -> Traversable:
         return files(self.package).joinpath(file_name)
+
+    @contextmanager
+    def reference_world(self) -> Iterator[Path | None]:
+        """The directory of the shipped reference world's seed files, or None when the back end
+        ships none (a path on disk for as long as the context lasts)."""
+        with as_file(self.resource(self.world)) as directory:
+            path = Path(directory)
+            yield path if path.is_dir() else None
 
     def load(self) -> ServiceModel:
         """The shipped model file, as committed."""
@@ -107,15 +135,47 @@ register_backend(
 )
 
 
+def seed_file_texts(world: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, str]:
+    """The text of `<resource>.jsonl` for each resource with records, by name: one compact JSON
+    record a line, in the order given (what `myna serve --seed-dir` reads)."""
+    return {
+        f"{name}.jsonl": "".join(
+            json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            for record in records
+        )
+        for name, records in sorted(world.items())
+        if records
+    }
+
+
+def write_world_command(
+    argv: list[str] | None, description: str | None, texts: Callable[[], dict[str, str]]
+) -> None:
+    """A reference world module's command line: `-o DIR` writes the seed files `texts` makes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("-o", "--output", type=Path, required=True, help="directory to write")
+    arguments = parser.parse_args(argv)
+    arguments.output.mkdir(parents=True, exist_ok=True)
+    for name, text in texts().items():
+        (arguments.output / name).write_text(text, encoding="utf-8")
+
+
+def named_backend(spec: str) -> Backend | None:
+    """The built-in back end a MODEL argument names, or None when it names a file (a file at
+    that path wins over a back end of the same name) or nothing known."""
+    return None if Path(spec).exists() else BACKENDS.get(spec)
+
+
 def resolve_model(spec: str) -> ServiceModel:
     """A model file when one exists at that path, else the built-in back end of that name."""
     from myna.schemas.openapi import load
 
+    backend = named_backend(spec)
+    if backend is not None:
+        return builtin_model(backend.name)
     path = Path(spec)
     if path.exists():
         return load(path)
-    if spec in BACKENDS:
-        return builtin_model(spec)
     known = ", ".join(sorted(BACKENDS))
     raise MockError(
         f"{spec!r} is neither a model file nor a built-in back end (there are: {known})",
