@@ -137,12 +137,29 @@ def conformance(
             "another against one instance).",
         ),
     ] = False,
+    seed_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Seed files (RESOURCE.jsonl or RESOURCE.csv, as serve --seed-dir reads them) "
+            "loaded beside the recorded records: what the instance held before the recordings."
+        ),
+    ] = None,
+    user: Annotated[
+        str, typer.Option(help="The user the replayed requests sign in as.")
+    ] = "conformance",
 ) -> None:
     """Replay recorded requests against a world seeded from them; report what matches."""
     from myna.mocks.conformance import conformance_command
 
     model = resolve_model(model_spec)
     status = conformance_command(
-        model, traces, json_output=json_output, db=db, any_host=any_host, one_world=one_world
+        model,
+        traces,
+        json_output=json_output,
+        db=db,
+        any_host=any_host,
+        one_world=one_world,
+        seed_dir=seed_dir,
+        user=user,
     )
     raise typer.Exit(status)

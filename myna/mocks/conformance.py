@@ -10,7 +10,13 @@ Two details keep the comparison fair:
 - Records the trace creates are not seeded; when the replayed create mints a different id than
   the recorded one, later requests in the session are rewritten to use the new id.
 - Credentials in recordings are redacted, so each request carries the mock's own credential
-  for the learned scheme; a request the service refused with 401 is replayed without one.
+  for the learned scheme (a token request its own grant, a refresh the refresh token the mock
+  issued last); a request the service refused with 401 is replayed without one.
+
+What the responses show is not always all the instance held: records it had before the trace
+began but never sent (the user the client signs in as, whom the service stamps as `opened_by`)
+come from seed files (`seed_dir`, read as `myna serve --seed-dir` reads them), loaded into the
+same base snapshot, and `user` names the principal the replay signs in as.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from myna.errors import MockError
 from myna.mocks.auth import Credentials
 from myna.mocks.router import Match, Router
-from myna.mocks.seed import counters_after, seeding_order
+from myna.mocks.seed import counters_after, read_files, seeding_order
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.traces.model import Body, Exchange, Session
@@ -46,9 +52,9 @@ __all__ = [
 _DROPPED_HEADERS = frozenset(
     {"authorization", "cookie", "host", "content-length", "connection", "accept-encoding"}
 )
-_MOCK_USER = ("conformance", "conformance")
+DEFAULT_USER = "conformance"
+_MOCK_SECRET = "conformance-secret"
 _MOCK_TOKEN = "conformance-token"
-_CREDENTIALS = Credentials(users=dict([_MOCK_USER]), tokens=frozenset({_MOCK_TOKEN}))
 _DISPLAY_PARAMS = {"sysparm_display_value": ("true", "all")}
 
 
@@ -101,6 +107,8 @@ def run_conformance(
     store_url: str = "sqlite://",
     any_host: bool = False,
     one_world: bool = False,
+    seed_dir: Path | None = None,
+    user: str = DEFAULT_USER,
 ) -> ConformanceReport:
     """Seed, replay and compare (see the module docstring).
 
@@ -108,7 +116,8 @@ def run_conformance(
     recording of another instance of the same service (a built-in back end against a real
     instance's traffic) is compared by path alone. Each session replays in a world of its own,
     unless `one_world`: sessions recorded one after another against one instance, where later
-    ones use records earlier ones created, replay in order in one world.
+    ones use records earlier ones created, replay in order in one world. `seed_dir` adds the
+    records of its seed files to the recorded ones; `user` is who the replay signs in as.
     """
     from myna.mocks.client import MockClient
     from myna.mocks.runtime import Mock
@@ -117,13 +126,16 @@ def run_conformance(
     sessions = list(sessions)
     routes = _routes(model)
     records = recorded_records(model, sessions, routes)
+    if seed_dir is not None:
+        records = _with_seed_files(model, seed_dir, records)
+    replay = _Replay(model, user)
     # Tables of its own, dropped afterwards: a run never meets an earlier run's state, even on a
     # shared PostgreSQL database.
     store = SqlStore(model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_")
     try:
         ordered = list(_in_seeding_order(model, records))
         snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
-        mock = Mock(model, store, credentials=_CREDENTIALS)
+        mock = Mock(model, store, credentials=replay.credentials)
         hosts = set() if any_host else _service_hosts(model)
         total = matched = 0
         mismatches: list[Mismatch] = []
@@ -134,6 +146,7 @@ def run_conformance(
             if not one_world or number == 0:
                 store.create_world(world, from_snapshot=snapshot)
                 renamed = {}
+                replay.refresh_token = None
             client = MockClient(mock, world=world)
             for exchange in session.exchanges:
                 if hosts and exchange.host not in hosts:
@@ -144,11 +157,12 @@ def run_conformance(
                     exchange.method,
                     _renamed(exchange.path, renamed),
                     params=[(k, _renamed(v, renamed)) for k, v in exchange.query],
-                    headers=_headers(model, exchange),
-                    content=_token_form(model, exchange)
+                    headers=replay.headers(exchange),
+                    content=replay.token_form(exchange)
                     or _renamed_body(exchange.request_body, renamed),
                 )
                 replayed = _json_or_none(response)
+                replay.note_refresh_token(exchange, replayed)
                 if response.status == exchange.status:
                     # Ids follow the record whatever its body looked like, so one mismatch in
                     # a create's answer does not turn every later call on that record into one.
@@ -212,7 +226,7 @@ def recorded_records(
                 if record_id is None:
                     continue
                 key = (resource.name, record_id)
-                if operation.kind == "create" and key not in found:
+                if _creates(operation, exchange) and key not in found:
                     created.add(key)
                 if key in created:
                     continue
@@ -230,16 +244,25 @@ def conformance_command(
     db: str = "sqlite://",
     any_host: bool = False,
     one_world: bool = False,
+    seed_dir: Path | None = None,
+    user: str = DEFAULT_USER,
 ) -> int:
-    """The body of `myna conformance MODEL TRACES... [--json] [--db URL]`: print the report (a
-    table, or JSON with `json_output`); return 0 when every exchange matched, 1 otherwise."""
+    """The body of `myna conformance MODEL TRACES... [--json] [--db URL] [--seed-dir DIR]
+    [--user NAME]`: print the report (a table, or JSON with `json_output`); return 0 when every
+    exchange matched, 1 otherwise."""
     from rich.console import Console
     from rich.table import Table
 
     from myna.traces import read_many
 
     report = run_conformance(
-        model, read_many(traces), store_url=db, any_host=any_host, one_world=one_world
+        model,
+        read_many(traces),
+        store_url=db,
+        any_host=any_host,
+        one_world=one_world,
+        seed_dir=seed_dir,
+        user=user,
     )
     if report.total == 0:
         hosts = ", ".join(sorted(_service_hosts(model))) or "none"
@@ -315,16 +338,54 @@ def _records_in(model: ServiceModel, operation: Operation, body: Any) -> Iterato
 
 def _id_of(resource: Resource, record: Record) -> str | None:
     value = record.get(resource.id_field)
+    if isinstance(value, dict):
+        # A display-value answer (`sysparm_display_value=all`) wraps every field, the id too.
+        value = value.get("value")
     return None if value is None or value == "" else str(value)
+
+
+def _creates(operation: Operation, exchange: Exchange) -> bool:
+    """Whether the exchange made the record it answers with: a create, or any POST answered
+    201 Created (an upload the model does not know as a create)."""
+    return operation.kind == "create" or (exchange.method == "POST" and exchange.status == 201)
+
+
+def _with_seed_files(
+    model: ServiceModel, directory: Path, recorded: dict[tuple[str, str], Record]
+) -> dict[tuple[str, str], Record]:
+    """The seed files' records, completed by fields only the recordings show, and every
+    recorded record the files lack. A seed file is the instance as it was before the trace, so
+    its values win over sightings the trace may already have changed."""
+    combined: dict[tuple[str, str], Record] = {
+        (name, record_id): dict(record)
+        for name, record_id, record in read_files(model, directory).records
+    }
+    for key, record in recorded.items():
+        known = combined.setdefault(key, {})
+        for name, value in record.items():
+            known.setdefault(name, value)
+    return combined
 
 
 def _in_seeding_order(
     model: ServiceModel, records: dict[tuple[str, str], Record]
 ) -> Iterator[tuple[str, str, Record]]:
     for resource in seeding_order(model, sorted({name for name, _ in records})):
+        spec = model.resources[resource]
         for (name, record_id), record in records.items():
             if name == resource:
-                yield name, record_id, record
+                yield name, record_id, _as_stored(spec, record)
+
+
+def _as_stored(resource: Resource, record: Record) -> Record:
+    """A record as the runtime stores one: a `{link, value}` reference by its id alone, as a
+    write sending that shape is stored."""
+    stored = dict(record)
+    for name, value in record.items():
+        spec = resource.fields.get(name)
+        if spec is not None and spec.reference is not None and isinstance(value, dict):
+            stored[name] = value.get("value", "")
+    return stored
 
 
 def _service_hosts(model: ServiceModel) -> set[str]:
@@ -334,51 +395,82 @@ def _service_hosts(model: ServiceModel) -> set[str]:
 # --- replaying -----------------------------------------------------------------------------
 
 
-def _headers(model: ServiceModel, exchange: Exchange) -> dict[str, str]:
-    headers = {
-        name.lower(): value
-        for name, value in exchange.request_headers
-        if name.lower() not in _DROPPED_HEADERS and not name.startswith(":")
-    }
-    auth = model.conventions.auth
-    if exchange.status == auth.unauthorized_status:
+_GRANT_SECRETS = {
+    "password": "password",
+    "client_credentials": "client_secret",
+    "refresh_token": "refresh_token",
+}
+
+
+@dataclass(slots=True)
+class _Replay:
+    """How replayed requests sign in: as `user`, with the mock's own secrets where the recording
+    has redacted ones. `refresh_token` is the last one the mock issued in this world."""
+
+    model: ServiceModel
+    user: str
+    refresh_token: str | None = None
+
+    @property
+    def credentials(self) -> Credentials:
+        return Credentials(users={self.user: _MOCK_SECRET}, tokens=frozenset({_MOCK_TOKEN}))
+
+    def headers(self, exchange: Exchange) -> dict[str, str]:
+        headers = {
+            name.lower(): value
+            for name, value in exchange.request_headers
+            if name.lower() not in _DROPPED_HEADERS and not name.startswith(":")
+        }
+        auth = self.model.conventions.auth
+        if exchange.status == auth.unauthorized_status:
+            return headers
+        if auth.scheme == "basic":
+            token = base64.b64encode(f"{self.user}:{_MOCK_SECRET}".encode()).decode("ascii")
+            headers["authorization"] = f"Basic {token}"
+        elif auth.scheme in ("bearer", "oauth2"):
+            headers["authorization"] = f"Bearer {_MOCK_TOKEN}"
+        elif auth.scheme == "apikey":
+            headers[(auth.header or "x-api-key").lower()] = _MOCK_TOKEN
         return headers
-    if auth.scheme == "basic":
-        token = base64.b64encode(":".join(_MOCK_USER).encode()).decode("ascii")
-        headers["authorization"] = f"Basic {token}"
-    elif auth.scheme in ("bearer", "oauth2"):
-        headers["authorization"] = f"Bearer {_MOCK_TOKEN}"
-    elif auth.scheme == "apikey":
-        headers[(auth.header or "x-api-key").lower()] = _MOCK_TOKEN
-    return headers
 
+    def token_form(self, exchange: Exchange) -> bytes | None:
+        """The mock's own grant for a recorded token request whose credentials were redacted
+        (the whole form, or the secret in it), as every other request carries the mock's
+        credential; None for any other request. A fully redacted form says nothing of its
+        grant, so it becomes a password grant. A token request the service refused keeps its
+        redacted secret, which the mock refuses too, as a refused credential is replayed
+        without one."""
+        if not self._is_token_call(exchange) or exchange.status >= 400:
+            return None
+        body = exchange.request_body
+        text = "" if body.value is None else str(body.value)
+        form = dict(parse_qsl(text)) if "=" in text else {}
+        grant = form.get("grant_type", "password")
+        if grant not in _GRANT_SECRETS:
+            return None
+        redacted = is_redacted(form.get(_GRANT_SECRETS[grant], "")) if form else is_redacted(text)
+        if not redacted:
+            return None
+        if grant == "password":
+            form |= {"grant_type": grant, "username": self.user, "password": _MOCK_SECRET}
+        elif grant == "refresh_token":
+            if self.refresh_token is None:
+                return None
+            form["refresh_token"] = self.refresh_token
+        else:
+            form |= {"client_id": self.user, "client_secret": _MOCK_SECRET}
+        return urlencode(form).encode()
 
-_GRANT_SECRETS = {"password": "password", "client_credentials": "client_secret"}
+    def note_refresh_token(self, exchange: Exchange, replayed: Any) -> None:
+        """Remember the refresh token a replayed token request was given, for the next refresh."""
+        if self._is_token_call(exchange) and isinstance(replayed, dict):
+            token = replayed.get("refresh_token")
+            if isinstance(token, str) and token:
+                self.refresh_token = token
 
-
-def _token_form(model: ServiceModel, exchange: Exchange) -> bytes | None:
-    """The mock's own grant for a recorded token request whose credentials were redacted (the
-    whole form, or the secret in it), as every other request carries the mock's credential;
-    None for any other request. A fully redacted form says nothing of its grant, so it becomes
-    a password grant."""
-    token_path = model.conventions.auth.token_path
-    if token_path is None or exchange.method != "POST" or exchange.path != token_path:
-        return None
-    body = exchange.request_body
-    text = "" if body.value is None else str(body.value)
-    form = dict(parse_qsl(text)) if "=" in text else {}
-    grant = form.get("grant_type", "password")
-    if grant not in _GRANT_SECRETS:
-        return None
-    redacted = is_redacted(form.get(_GRANT_SECRETS[grant], "")) if form else is_redacted(text)
-    if not redacted:
-        return None
-    user, secret = _MOCK_USER
-    if grant == "password":
-        form |= {"grant_type": grant, "username": user, "password": secret}
-    else:
-        form |= {"client_id": user, "client_secret": secret}
-    return urlencode(form).encode()
+    def _is_token_call(self, exchange: Exchange) -> bool:
+        token_path = self.model.conventions.auth.token_path
+        return token_path is not None and exchange.method == "POST" and exchange.path == token_path
 
 
 def _renamed(text: str, renamed: dict[str, str]) -> str:
@@ -416,7 +508,7 @@ def _learn_new_ids(
 ) -> None:
     """After a replayed create, map the recorded record's id to the one the mock minted."""
     operation = _operation(routes, exchange)
-    if operation is None or operation.kind != "create" or operation.resource is None:
+    if operation is None or not _creates(operation, exchange) or operation.resource is None:
         return
     resource = model.resources.get(operation.resource)
     if resource is None or not exchange.response_body.is_json:

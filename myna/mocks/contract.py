@@ -284,8 +284,15 @@ def _wire_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None)
 
 
 def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None) -> JsonSchema:
-    """The field as requests may send it (after scalar coercion under values_as_strings)."""
+    """The field as requests may send it (after scalar coercion under values_as_strings).
+
+    A field clients write but the service only ever answered empty is write-only input (a
+    ServiceNow journal field: the comment becomes a journal entry, the field reads ""): what the
+    responses showed says nothing of what the service accepts, so any string is.
+    """
     schema = _timestamps_as_sent(spec.schema_, datetime_format)
+    if _only_empty_string(schema):
+        schema = {"type": "string"}
     if spec.reference is not None:
         id_schema: JsonSchema = {"type": ["string", "integer"]}
         if spec.reference.style == "link_value":
@@ -307,6 +314,18 @@ def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None
     return schema
 
 
+def _only_empty_string(schema: JsonSchema) -> bool:
+    """Whether the only string the schema admits is "" (a union's other branches may be
+    objects: the display-value form of `sysparm_display_value=all`)."""
+    branches = schema.get("anyOf")
+    if isinstance(branches, list):
+        strings = [b for b in branches if isinstance(b, dict) and "string" in _schema_type(b)]
+        return bool(strings) and all(_only_empty_string(branch) for branch in strings)
+    return _schema_type(schema) == {"string"} and (
+        schema.get("maxLength") == 0 or schema.get("enum") == [""] or schema.get("const") == ""
+    )
+
+
 _STRFTIME = {
     "%Y": r"\d{4}",
     "%m": r"\d{2}",
@@ -323,11 +342,33 @@ _STRFTIME = {
 
 def _timestamps_as_sent(schema: JsonSchema, datetime_format: str | None) -> JsonSchema:
     """A `date-time` field of a service with its own timestamp layout (ServiceNow's
-    `2024-01-01 10:00:00` is not RFC 3339) is a string matching that layout."""
-    if datetime_format is None or schema.get("format") != "date-time":
+    `2024-01-01 10:00:00` is not RFC 3339) is a string matching that layout, wherever the
+    `date-time` sits: a field learned as a union (the bare value, or the display-value object of
+    `sysparm_display_value=all`) holds it in each branch."""
+    if datetime_format is None:
         return dict(schema)
-    adjusted = {key: value for key, value in schema.items() if key != "format"}
-    adjusted["pattern"] = "^" + strftime_pattern(datetime_format) + "$"
+    return _with_layout(schema, "^" + strftime_pattern(datetime_format) + "$")
+
+
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
+
+
+def _with_layout(schema: JsonSchema, pattern: str) -> JsonSchema:
+    adjusted: JsonSchema = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            adjusted[key] = [_with_layout(s, pattern) if isinstance(s, dict) else s for s in value]
+        elif key == "properties" and isinstance(value, dict):
+            adjusted[key] = {
+                name: _with_layout(s, pattern) if isinstance(s, dict) else s
+                for name, s in value.items()
+            }
+        elif key == "items" and isinstance(value, dict):
+            adjusted[key] = _with_layout(value, pattern)
+        elif key != "format" or value != "date-time":
+            adjusted[key] = value
+    if schema.get("format") == "date-time":
+        adjusted["pattern"] = pattern
     return adjusted
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from myna.errors import InputError
 from myna.mocks.conformance import (
     body_schema,
     first_violation,
@@ -70,6 +71,14 @@ SHOP = ServiceModel(
             resource="item",
             responses=[ResponseSpec(status=201)],
         ),
+        Operation(
+            id="deleteItem",
+            method="DELETE",
+            path="/items/{id}",
+            kind="delete",
+            resource="item",
+            responses=[ResponseSpec(status=204)],
+        ),
     ],
     conventions=Conventions(auth=Auth(scheme="bearer")),
 )
@@ -123,6 +132,16 @@ def test_a_create_answered_in_another_shape_still_maps_its_id() -> None:
     assert [m.exchange for m in report.mismatches] == ["x0"]
 
 
+def test_an_id_answered_as_a_display_value_pair_is_followed_too() -> None:
+    pair = {"display_value": "77", "value": "77"}  # ServiceNow's sysparm_display_value=all
+    report = report_of(
+        exchange(0, "POST", "/items", 201, {"id": pair, "name": "new"}, {"name": "new"}),
+        exchange(1, "GET", "/items/77", 200, {"id": "77", "name": "new"}),
+    )
+    # The mock answers bare values, so the create differs; the read finds the record it made.
+    assert [m.exchange for m in report.mismatches] == ["x0"]
+
+
 @pytest.mark.parametrize(
     ("one_world", "matched"), [(False, 1), (True, 2)], ids=["world-per-session", "one-world"]
 )
@@ -136,6 +155,25 @@ def test_sessions_that_build_on_each_other_replay_in_one_world(
     report = run_conformance(SHOP, sessions, one_world=one_world)
 
     assert report.matched == matched
+
+
+def test_seed_files_add_what_the_service_held_but_never_answered_with(tmp_path: Path) -> None:
+    # The recording deletes an item no response ever showed: only a seed file knows it.
+    sessions = [Session(id="s", events=[exchange(0, "DELETE", "/items/7", 204)])]
+    (tmp_path / "item.jsonl").write_text('{"id": "7", "name": "Lamp"}\n', encoding="utf-8")
+
+    unseeded = run_conformance(SHOP, sessions)
+    seeded = run_conformance(SHOP, sessions, seed_dir=tmp_path)
+
+    assert [m.status for m in unseeded.mismatches] == [404]
+    assert (seeded.matched, seeded.seeded) == (1, {"item": 1})
+
+
+def test_a_seed_file_that_does_not_fit_the_model_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "item.jsonl").write_text('{"id": "7", "name": 5}\n', encoding="utf-8")
+    sessions = [Session(id="s", events=[exchange(0, "DELETE", "/items/7", 204)])]
+    with pytest.raises(InputError, match=r"item\.jsonl, line 1, field name"):
+        run_conformance(SHOP, sessions, seed_dir=tmp_path)
 
 
 TOKEN_SHOP = SHOP.model_copy(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from importlib.resources import files
+from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,8 @@ import pytest
 
 from myna.errors import MockError
 from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend
+from myna.mocks.backends.itsm.corpus import initial_records, write_seed_files
+from myna.mocks.backends.itsm.instance import ADMIN
 from myna.mocks.backends.itsm.tables import TABLES
 from myna.schemas.learn import learn
 from myna.schemas.model import FieldSpec, ServiceModel
@@ -205,12 +207,7 @@ def test_the_recordings_cover_tables_the_back_end_serves(recorded: ServiceModel)
 
 # Where the shipped model and the recordings disagree today, and why. The test fails when the
 # list changes in either direction, so a fix or a new disagreement is seen and written down here.
-KNOWN_DISAGREEMENTS = [
-    # The corpus reads some incidents with sysparm_display_value=true, where state is its label
-    # ("Resolved"); the learner folds those labels into the field's schema instead of reading
-    # the display projection as a view of the value.
-    "incident.state: recorded integer, shipped integer/string",
-]
+KNOWN_DISAGREEMENTS: list[str] = []
 
 
 @pytest.mark.corpus
@@ -259,3 +256,82 @@ def test_the_shipped_back_end_answers_the_real_recordings_as_recorded() -> None:
     report = run_conformance(shipped, read_many(sorted(HAR.glob("*.har"))))
     assert report.total == 99
     assert report.share >= 0.95, [mismatch.reason for mismatch in report.mismatches]
+
+
+# -- the back end replays its own corpus ---------------------------------------------------------
+
+OWN_CORPUS = files("myna.mocks.backends.itsm").joinpath("corpus.jsonl")
+
+
+@pytest.fixture(scope="module")
+def corpus_sessions() -> list[Session]:
+    with as_file(OWN_CORPUS) as path:
+        return list(read_many([path]))
+
+
+@pytest.fixture(scope="module")
+def initial_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference instance before the corpus ran, as seed files."""
+    directory = tmp_path_factory.mktemp("initial-seed")
+    write_seed_files(initial_records(), directory)
+    return directory
+
+
+def test_the_initial_seed_is_the_instance_before_its_first_call(initial_seed: Path) -> None:
+    written = {path.name for path in initial_seed.iterdir()}
+    assert written == {"sys_user.jsonl", "sys_db_object.jsonl"}
+    lines = (initial_seed / "sys_user.jsonl").read_text(encoding="utf-8").splitlines()
+    users = [json.loads(line) for line in lines]
+    assert [user["user_name"] for user in users] == [ADMIN]
+
+
+def test_the_back_end_answers_its_own_corpus_as_recorded(initial_seed: Path) -> None:
+    from typer.testing import CliRunner
+
+    from myna.cli import app
+
+    with as_file(OWN_CORPUS) as path:
+        arguments = ["conformance", "itsm", str(path), "--one-world", "--json"]
+        result = CliRunner().invoke(
+            app, [*arguments, "--seed-dir", str(initial_seed), "--user", ADMIN]
+        )
+    report = json.loads(result.stdout)
+    reasons = [f"{m['exchange']}: {m['reason']}" for m in report["mismatches"]]
+    assert report["total"] == 332
+    assert report["share"] >= 0.95, reasons
+
+
+def _chapter(sessions: list[Session], slug: str) -> list[Session]:
+    return [session for session in sessions if session.id.endswith(slug)]
+
+
+def test_who_the_replay_signs_in_as_is_who_the_records_name(
+    corpus_sessions: list[Session], initial_seed: Path
+) -> None:
+    from myna.mocks.conformance import run_conformance
+
+    # The smoke test's scratch incident, created, read, updated and deleted by the
+    # administrator: every answer names its opener, a user of the instance.
+    (smoke_test,) = _chapter(corpus_sessions, "-smoke-test")
+    scratch = [e for e in smoke_test.exchanges if e.path.startswith("/api/now/table/incident")]
+    chapter = [Session(id="scratch-incident", events=list(scratch))]
+    stranger = run_conformance(builtin_model("itsm"), chapter)
+    admin = run_conformance(builtin_model("itsm"), chapter, seed_dir=initial_seed, user=ADMIN)
+    assert {m.reason for m in stranger.mismatches} == {
+        "body at $['result']['opened_by']: '' is not of type 'object'",
+        "body at $['result'][0]['opened_by']: '' is not of type 'object'",
+    }
+    assert (admin.matched, admin.total) == (len(scratch), len(scratch))
+
+
+def test_oauth_grants_replay_with_the_tokens_the_mock_issued(
+    corpus_sessions: list[Session],
+) -> None:
+    from myna.mocks.conformance import run_conformance
+
+    # Password, refresh (with the refresh token of the password grant) and client-credentials
+    # grants succeed as recorded; the recorded refusal (a wrong secret) is refused again.
+    chapter = _chapter(corpus_sessions, "-oauth")
+    report = run_conformance(builtin_model("itsm"), chapter)
+    assert report.mismatches == []
+    assert report.total == len(chapter[0].exchanges)

@@ -387,6 +387,96 @@ def test_the_assignee_must_be_in_the_assignment_group(api: MockClient) -> None:
     assert response.status == 403
 
 
+def test_a_cis_comments_are_a_plain_field_and_write_no_journal(api: MockClient) -> None:
+    server = create(api, "cmdb_ci_server", name="win-file-01")
+    path = f"{TABLE}/cmdb_ci_server/{server['sys_id']}"
+    api.put(path, json={"comments": "Memory upgraded to 32 GB."})
+    assert body(api.get(path))["result"]["comments"] == "Memory upgraded to 32 GB."  # type: ignore[index]
+    journal = api.get(f"{TABLE}/sys_journal_field", params={"element_id": server["sys_id"]})
+    assert body(journal)["result"] == []
+
+
+def test_closing_a_catalog_request_stamps_who_closed_it_and_when(api: MockClient) -> None:
+    agent = create(api, "sys_user", user_name=AGENT[0], first_name="Itil", last_name="Agent")
+    request = create(api, "sc_request", short_description="New laptop")
+    closed = body(api.patch(f"{TABLE}/sc_request/{request['sys_id']}", json={"state": "3"}))
+    result = closed["result"]
+    assert isinstance(result, dict)
+    assert result["closed_by"]["value"] == agent["sys_id"]
+    assert (result["active"], bool(STAMP.fullmatch(result["closed_at"]))) == ("false", True)
+
+
+def test_an_incidents_sla_is_born_in_the_global_domain(api: MockClient) -> None:
+    record = create(api)
+    slas = body(api.get(f"{TABLE}/task_sla", params={"task": str(record["sys_id"])}))["result"]
+    assert isinstance(slas, list)
+    assert [sla["sys_domain"]["value"] for sla in slas] == ["global"]
+
+
+# -- §2.6 the table hierarchy ----------------------------------------------------------------------
+
+
+def configuration_items(api: MockClient) -> tuple[str, str, str]:
+    """A server, an application and a plain CI: the sys_ids."""
+    server = create(api, "cmdb_ci_server", name="lnx-db-01", os="Linux Red Hat")
+    application = create(api, "cmdb_ci_appl", name="Payroll", version="2024.2")
+    router = create(api, "cmdb_ci", name="rtr-core-01")
+    return str(server["sys_id"]), str(application["sys_id"]), str(router["sys_id"])
+
+
+def names_and_classes(api: MockClient, table: str) -> list[tuple[str, str]]:
+    params = {"sysparm_fields": "name,sys_class_name"}
+    result = body(api.get(f"{TABLE}/{table}", params=params))["result"]
+    assert isinstance(result, list)
+    return sorted((row["name"], row["sys_class_name"]) for row in result)
+
+
+def test_the_parent_class_lists_its_childrens_records_and_a_child_only_its_own(
+    api: MockClient,
+) -> None:
+    configuration_items(api)
+    assert names_and_classes(api, "cmdb_ci") == [
+        ("Payroll", "cmdb_ci_appl"),
+        ("lnx-db-01", "cmdb_ci_server"),
+        ("rtr-core-01", "cmdb_ci"),
+    ]
+    assert names_and_classes(api, "cmdb_ci_server") == [("lnx-db-01", "cmdb_ci_server")]
+
+
+def test_a_childs_record_is_found_by_sys_id_through_the_parent_class(api: MockClient) -> None:
+    server, _, _ = configuration_items(api)
+    found = api.get(f"{TABLE}/cmdb_ci/{server}")
+    assert found.status == 200
+    result = body(found)["result"]
+    assert isinstance(result, dict)
+    assert (result["name"], result["sys_class_name"]) == ("lnx-db-01", "cmdb_ci_server")
+    assert "os" not in result  # the parent table's columns only
+
+
+def test_a_reference_to_the_parent_class_takes_a_childs_record(api: MockClient) -> None:
+    server, _, _ = configuration_items(api)
+    record = create(api, cmdb_ci=server)
+    walked = api.get(
+        f"{TABLE}/incident/{record['sys_id']}", params={"sysparm_fields": "cmdb_ci.name"}
+    )
+    assert body(walked)["result"] == {"cmdb_ci.name": "lnx-db-01"}
+
+
+def test_writes_through_either_class_change_the_one_record(api: MockClient) -> None:
+    server, application, _ = configuration_items(api)
+    api.patch(f"{TABLE}/cmdb_ci/{server}", json={"short_description": "RAID battery new"})
+    api.patch(f"{TABLE}/cmdb_ci_server/{server}", json={"operational_status": "3"})
+    fields = {"sysparm_fields": "short_description,operational_status,sys_mod_count"}
+    expected = {"short_description": "RAID battery new", "operational_status": "3"}
+    for table in ("cmdb_ci", "cmdb_ci_server"):
+        seen = body(api.get(f"{TABLE}/{table}/{server}", params=fields))["result"]
+        assert seen == {**expected, "sys_mod_count": "2"}, table
+    assert api.delete(f"{TABLE}/cmdb_ci/{application}").status == 204
+    assert api.get(f"{TABLE}/cmdb_ci_appl/{application}").status == 404
+    assert api.delete(f"{TABLE}/cmdb_ci_server/{server}").status == 204
+    assert api.get(f"{TABLE}/cmdb_ci/{server}").status == 404
+
+
 # -- §3 batch, §4 attachments ---------------------------------------------------------------------
 
 

@@ -227,6 +227,32 @@ def test_resolving_without_resolution_fields_is_refused_by_the_data_policy(
         record.update()
 
 
+def _insert_ci(client: ServiceNowClient, table: str, name: str) -> str:
+    record = client.GlideRecord(table)
+    record.initialize()
+    record.name = name
+    sys_id = record.insert()
+    assert sys_id is not None
+    return str(sys_id)
+
+
+def test_the_parent_class_reads_its_childrens_records(client: ServiceNowClient) -> None:
+    server = _insert_ci(client, "cmdb_ci_server", "lnx-db-01")
+    _insert_ci(client, "cmdb_ci", "rtr-core-01")
+    every_ci = client.GlideRecord("cmdb_ci")
+    every_ci.query()
+    assert sorted((ci.name.get_value(), ci.sys_class_name.get_value()) for ci in every_ci) == [
+        ("lnx-db-01", "cmdb_ci_server"),
+        ("rtr-core-01", "cmdb_ci"),
+    ]
+    servers = client.GlideRecord("cmdb_ci_server")
+    servers.query()
+    assert [ci.name.get_value() for ci in servers] == ["lnx-db-01"]
+    through_parent = client.GlideRecord("cmdb_ci")
+    assert through_parent.get(server)
+    assert through_parent.sys_class_name.get_value() == "cmdb_ci_server"
+
+
 def test_fields_carry_display_values(client: ServiceNowClient) -> None:
     sys_id = _insert(client, "site down", impact="1", urgency="1")
     record = client.GlideRecord("incident")

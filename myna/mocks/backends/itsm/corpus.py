@@ -10,6 +10,12 @@ Deterministic: the same code writes the same bytes, which a test checks against 
 `corpus.jsonl`. Regenerate with
 
     python -m myna.mocks.backends.itsm.corpus -o myna/mocks/backends/itsm/corpus.jsonl
+
+The instance the corpus starts from is not empty: it has its administrator and its table
+dictionary, which the recordings never show whole. `initial_records()` gives that state as seed
+records, and `--initial-seed DIR` writes them as seed files, so that a replay of the corpus
+(`myna conformance itsm corpus.jsonl --one-world --seed-dir DIR --user admin`) starts where the
+recording did.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
 from myna.mocks.backends.itsm.instance import (
+    ADMIN,
     Instance,
     Reply,
     Request,
     external_id,
 )
+from myna.mocks.backends.itsm.tables import ancestors
 from myna.traces.model import Body, Exchange, Pairs, Session
 
 HOST: Final = "https://example.service-now.com"
@@ -53,7 +61,7 @@ class Scribe:
 
     instance: Instance
     session: Session
-    user: str = "admin"
+    user: str = ADMIN
     auth: Auth = "basic"
     token: str | None = None
     step: timedelta = field(default_factory=lambda: timedelta(seconds=20))
@@ -296,7 +304,7 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
         },
     )
     directory.users["svc.monitoring"] = sys_id(monitoring)
-    scribe.instance.passwords["admin"] = "admin-pw"
+    scribe.instance.passwords[ADMIN] = "admin-pw"
     for user_name, manager in (("sam.okafor", "aisha.khan"), ("tomas.novak", "carlos.mendes")):
         scribe.patch("sys_user", directory.users[user_name], {"manager": directory.users[manager]})
     operations = scribe.create(
@@ -1127,8 +1135,8 @@ def knowledge_articles(s: Scribe, d: Directory) -> None:
 
 
 def cmdb_maintenance(s: Scribe, d: Directory) -> None:
-    """Record a memory upgrade on the file server and log a hardware fault on the database
-    server."""
+    """Record a memory upgrade on the file server, check it through the generic CI class, log a
+    hardware fault on the database server and put the server back in service once replaced."""
     s.user = "olga.petrova"
     server = d.cis["win-file-01"]
     s.patch("cmdb_ci_server", server, {"operational_status": "3", "ram": "32768"})
@@ -1144,6 +1152,19 @@ def cmdb_maintenance(s: Scribe, d: Directory) -> None:
         server,
         {"operational_status": "1", "comments": "Memory upgraded to 32 GB."},
     )
+    # A server is a configuration item too: the parent class reads and writes the same record.
+    database = d.cis["lnx-db-01"]
+    s.read(
+        "cmdb_ci", server, [("sysparm_fields", "name,sys_class_name,operational_status,comments")]
+    )
+    s.patch("cmdb_ci_server", database, {"operational_status": "3"})
+    s.query(
+        "cmdb_ci",
+        [
+            ("sysparm_query", "sys_class_name=cmdb_ci_server^operational_status=3"),
+            ("sysparm_fields", "name,sys_class_name"),
+        ],
+    )
     s.create(
         "incident",
         {
@@ -1152,7 +1173,7 @@ def cmdb_maintenance(s: Scribe, d: Directory) -> None:
             "category": "hardware",
             "impact": "2",
             "urgency": "3",
-            "cmdb_ci": d.cis["lnx-db-01"],
+            "cmdb_ci": database,
             "assignment_group": d.groups["Hardware"],
             "assigned_to": d.users["olga.petrova"],
             "contact_type": "email",
@@ -1165,12 +1186,19 @@ def cmdb_maintenance(s: Scribe, d: Directory) -> None:
             ("sysparm_fields", "number,cmdb_ci,cmdb_ci.name,priority"),
         ],
     )
+    s.patch("cmdb_ci", database, {"short_description": "Linux Red Hat server, RAID battery new"})
+    s.patch("cmdb_ci_server", database, {"operational_status": "1"})
+    s.read(
+        "cmdb_ci_server",
+        database,
+        [("sysparm_fields", "name,short_description,operational_status,ram")],
+    )
 
 
 def pysnc_style_sync(s: Scribe, d: Directory) -> None:
     """Synchronise incidents the way ServiceNow's Python client does: paged reads, get by id
     and number, insert, update, delete."""
-    s.user = "admin"
+    s.user = ADMIN
     query = [("sysparm_query", "active=true^ORDERBYsys_id"), *PYSNC_READ]
     for offset in (0, 3, 6):
         s.query("incident", [*query, ("sysparm_limit", "3"), ("sysparm_offset", str(offset))])
@@ -1466,7 +1494,7 @@ def delete_test_record(s: Scribe, d: Directory) -> None:
         "sys_user_grmember",
         [("sysparm_query", f"group={d.groups['Hardware']}^user={d.users['sam.okafor']}")],
     )[0]
-    s.user = "admin"
+    s.user = ADMIN
     s.delete("sys_user_grmember", sys_id(member))
 
 
@@ -1592,7 +1620,9 @@ def table_metadata(s: Scribe, d: Directory) -> None:
         parent: Any = found[0]["super_class"] if found else ""
         while parent:
             step = s.read(
-                "sys_db_object", parent["value"], [("sysparm_fields", "name,super_class")]
+                "sys_db_object",
+                parent["value"],
+                [("sysparm_fields", "name,super_class,is_extendable")],
             )
             parent = step.body.value["result"]["super_class"]
     s.query("sys_db_object", [("sysparm_query", "super_class.name=task"), ("sysparm_limit", "10")])
@@ -1618,7 +1648,7 @@ def _setup(s: Scribe, d: Directory) -> None:
 
 
 CHAPTERS: Final[tuple[Chapter, ...]] = (
-    Chapter("setup", "admin", _setup),
+    Chapter("setup", ADMIN, _setup),
     Chapter("browse-directory", "aisha.khan", browse_directory),
     Chapter("report-email-outage", "aisha.khan", report_email_outage),
     Chapter("self-service", "marco.rossi", self_service_reports),
@@ -1637,7 +1667,7 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
     Chapter("catalog-request", "nina.sato", catalog_request),
     Chapter("knowledge", "priya.raman", knowledge_articles),
     Chapter("cmdb", "olga.petrova", cmdb_maintenance),
-    Chapter("pysnc-sync", "admin", pysnc_style_sync),
+    Chapter("pysnc-sync", ADMIN, pysnc_style_sync),
     Chapter("errors", "aisha.khan", error_answers),
     Chapter("unauthenticated", "aisha.khan", unauthenticated),
     Chapter("oauth", "integration", oauth_clients),
@@ -1645,8 +1675,8 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
     Chapter("attachments", "tomas.novak", attachments),
     Chapter("delete", "aisha.khan", delete_test_record),
     Chapter("reports", "aisha.khan", service_reports),
-    Chapter("table-metadata", "admin", table_metadata),
-    Chapter("smoke-test", "admin", smoke_test),
+    Chapter("table-metadata", ADMIN, table_metadata),
+    Chapter("smoke-test", ADMIN, smoke_test),
 )
 
 
@@ -1668,13 +1698,59 @@ def build_corpus() -> list[Session]:
     return sessions
 
 
+# Tables whose served resource has another name in the model.
+_RESOURCE_OF: Final = {"sys_attachment": "attachment"}
+
+
+def initial_records() -> dict[str, list[dict[str, Any]]]:
+    """The reference instance as the corpus found it (before its first call), as seed records
+    per model resource."""
+    return instance_records(Instance(HOST, START))
+
+
+def instance_records(instance: Instance) -> dict[str, list[dict[str, Any]]]:
+    """Every row of `instance` as the Table API reads it back (references as `{link, value}`,
+    values as strings), per model resource, in insertion order.
+
+    A record of a class is also a row of each parent class it extends (a server is a
+    `cmdb_ci` too, with the parent's columns), as the platform keeps one record for the whole
+    hierarchy (PROTOCOL.md §2.6)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, rows in instance.rows.items():
+        for row in rows.values():
+            for holder in (name, *ancestors(name)):
+                if holder in instance.rows:
+                    rendered = instance.render(holder, row, {})
+                    out.setdefault(_RESOURCE_OF.get(holder, holder), []).append(rendered)
+    return out
+
+
+def write_seed_files(records: Mapping[str, Iterable[Mapping[str, Any]]], directory: Path) -> None:
+    """Write `<resource>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for resource, rows in records.items():
+        lines = (json.dumps(row, sort_keys=True) + "\n" for row in rows)
+        (directory / f"{resource}.jsonl").write_text("".join(lines), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, required=True, help="corpus JSONL to write")
+    parser.add_argument("-o", "--output", type=Path, help="corpus JSONL to write")
+    parser.add_argument(
+        "--initial-seed",
+        type=Path,
+        metavar="DIR",
+        help="write the instance's state before the corpus as seed files into DIR",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.output is None and arguments.initial_seed is None:
+        parser.error("give -o/--output, --initial-seed, or both")
     from myna.traces.jsonl import write_jsonl
 
-    write_jsonl(build_corpus(), arguments.output)
+    if arguments.output is not None:
+        write_jsonl(build_corpus(), arguments.output)
+    if arguments.initial_seed is not None:
+        write_seed_files(initial_records(), arguments.initial_seed)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, urlsplit
 import orjson
 
 from myna.mocks.backends.itsm.instance import (
+    CLOSED_STATES,
     EXTERNAL,
     GLOBAL_DOMAIN,
     JOURNAL_FIELDS,
@@ -53,7 +54,14 @@ from myna.mocks.backends.itsm.instance import (
     sla_start,
     sla_transition,
 )
-from myna.mocks.backends.itsm.tables import CHOICES, TABLES, TASK_TABLES, Column
+from myna.mocks.backends.itsm.tables import (
+    CHOICES,
+    SUPER_CLASSES,
+    TABLES,
+    TASK_TABLES,
+    Column,
+    ancestors,
+)
 from myna.mocks.extensions import (
     Extension,
     PageCall,
@@ -203,6 +211,13 @@ def _shown(call: RenderCall, resource: str, record: Record, name: str, value: st
     return value
 
 
+def _journal(resource: str) -> tuple[str, ...]:
+    """The journal fields a write to `resource` may carry (a task's comments and work notes;
+    a CI's comments are a plain column)."""
+    table = TABLES.get(_TABLE_OF.get(resource, resource))
+    return tuple(name for name in JOURNAL_FIELDS if table is not None and name in table.journal)
+
+
 def _is_datetime(resource: str, name: str) -> bool:
     column = _column(resource, name)
     return column is not None and column.kind == "datetime"
@@ -290,7 +305,7 @@ def before_write(call: WriteCall) -> None:
     after = call.after
     if call.kind == "create":
         _insert_defaults(call, resource, after)
-    for name in JOURNAL_FIELDS:
+    for name in _journal(resource):
         # Journal fields are input only: what is written becomes a sys_journal_field entry.
         if name in after:
             after[name] = ""
@@ -306,6 +321,7 @@ def before_write(call: WriteCall) -> None:
         _change_approval(call)
     _data_policies(call, resource)
     _state_entry(call, resource)
+    _closing(call, resource)
     _check_assignment(call)
 
 
@@ -428,6 +444,21 @@ def _state_entry(call: WriteCall, resource: str) -> None:
                 call.after[name] = value
 
 
+def _closing(call: WriteCall, resource: str) -> None:
+    """Entering a closing state (`instance.CLOSED_STATES`) deactivates a task and stamps who
+    closed it and when, whichever table's state model the task follows."""
+    state = _text(call.after.get("state"))
+    if state not in CLOSED_STATES.get(resource, ()):
+        return
+    if call.before is not None and _text(call.before.get("state")) == state:
+        return
+    fields = call.resource.resource.fields
+    for name in ("active", "closed_at", "closed_by"):
+        value = _entry_value(call, resource, name)
+        if name in fields and value is not None:
+            call.after[name] = value
+
+
 def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
     """What entering a state writes into `name`, by the column's kind; None: nothing known."""
     if name in _ENTRY_VALUES:
@@ -510,9 +541,11 @@ def _check_assignment(call: WriteCall) -> None:
 
 
 def after_write(call: WriteCall) -> None:
-    """Side effects in the same transaction: audit rows, journal entries, attachment bytes."""
+    """Side effects in the same transaction: the record's rows in its other classes' tables,
+    audit rows, journal entries, attachment bytes."""
     resource = call.resource.resource.name
     record_id = _text(call.after.get(call.resource.resource.id_field))
+    _sync_hierarchy(call, resource, record_id)
     if call.kind == "delete":
         if resource == ATTACHMENT and call.tx.get(ATTACHMENT_CONTENT, record_id) is not None:
             call.tx.delete(ATTACHMENT_CONTENT, record_id)
@@ -528,17 +561,65 @@ def after_write(call: WriteCall) -> None:
             old = call.before.get(name)
             if name not in _UNAUDITED and _text(old) != _text(value):
                 _audit(call, resource, record_id, name, _text(old), _text(value), checkpoint)
-    for element in JOURNAL_FIELDS:
+    for element in _journal(resource):
         text = _text(call.sent.get(element))
         if not text or "sys_journal_field" not in call.mock.resources:
             continue
         if call.kind == "update" and "sys_audit" in call.mock.resources:
             _audit(call, resource, record_id, element, "", text, checkpoint)
         values = {"element": element, "element_id": record_id, "name": resource, "value": text}
-        call.mock.insert_record(call.tx, "sys_journal_field", values, call.principal)
+        _platform_insert(call, "sys_journal_field", values, call.principal)
     if resource == "incident" and "task_sla" in call.mock.resources:
         # After the audit: the platform's SLA engine writes sla_due without an audit row.
         _incident_slas(call, record_id)
+
+
+# -- §2.6 the table hierarchy -------------------------------------------------------------------
+
+
+def _sync_hierarchy(call: WriteCall, resource: str, record_id: str) -> None:
+    """One record, every table of its class hierarchy (PROTOCOL.md §2.6).
+
+    ServiceNow keeps a record of a class once for the whole hierarchy: a server is a row of
+    `cmdb_ci_server` and of `cmdb_ci`, where it shows the parent's columns and its own
+    `sys_class_name`. The mock keeps one row per served table of the record's class chain and
+    writes them together, so reading the parent table lists the child's records, a get by
+    sys_id through the parent finds them, a reference to the parent resolves to them, and a
+    write through either table is seen through the other.
+    """
+    for other in _class_tables(call, resource) - {resource}:
+        held = call.tx.get(other, record_id)
+        if call.kind == "delete":
+            if held is not None:
+                call.tx.delete(other, record_id)
+            continue
+        fields = call.mock.resources[other].resource.fields
+        shared = {name: value for name, value in call.after.items() if name in fields}
+        if held is None:
+            call.tx.insert(other, record_id, shared)
+        else:
+            call.tx.update(other, record_id, {**held, **shared})
+
+
+def _class_tables(call: WriteCall, resource: str) -> set[str]:
+    """The served tables holding the written record: its class (`sys_class_name`, when that is
+    `resource` or a class extending it) and every served class that one extends."""
+    recorded = _text(call.after.get("sys_class_name"))
+    known = recorded in SUPER_CLASSES and (recorded == resource or resource in ancestors(recorded))
+    record_class = recorded if known else resource
+    chain = (record_class, *ancestors(record_class))
+    return {name for name in chain if name in call.mock.resources}
+
+
+def _platform_insert(
+    call: WriteCall, resource: str, values: Mapping[str, str], writer: str
+) -> Record:
+    """A record the platform writes itself (journal, audit, SLA): like every record, it is born
+    in the global domain."""
+    record: Record = dict(values)
+    if "sys_domain" in call.mock.resources[resource].resource.fields:
+        record.update(sys_domain=GLOBAL_DOMAIN, sys_domain_path="/")
+    return call.mock.insert_record(call.tx, resource, record, writer)
 
 
 def _audit(
@@ -555,7 +636,7 @@ def _audit(
         "record_checkpoint": checkpoint,
         "internal_checkpoint": hashlib.md5(f"{record_id}/{checkpoint}".encode()).hexdigest()[:16],
     }
-    call.mock.insert_record(call.tx, "sys_audit", values, call.principal)
+    _platform_insert(call, "sys_audit", values, call.principal)
 
 
 # -- §5 SLA timers ------------------------------------------------------------------------------
@@ -619,7 +700,7 @@ def _timed(sla: Record) -> bool:
 def _start_sla(call: WriteCall, record_id: str, task: Mapping[str, str], now: datetime) -> None:
     if task["priority"] in SLA_DEFINITIONS:
         values = sla_start(record_id, task["priority"], now)
-        call.mock.insert_record(call.tx, "task_sla", dict(values), _SLA_WRITER)
+        _platform_insert(call, "task_sla", values, _SLA_WRITER)
 
 
 def _write_sla(

@@ -101,6 +101,18 @@ SLA_ID_BY_PRIORITY: Final[Mapping[str, str]] = {
     priority: external_id("contract_sla", name) for priority, (name, _) in SLA_DEFINITIONS.items()
 }
 GLOBAL_DOMAIN: Final = "global"
+# The administrator every instance is born with.
+ADMIN: Final = "admin"
+# The states that close a task of each table: entering one deactivates the task and stamps who
+# closed it and when (the task table's "mark closed" rule).
+CLOSED_STATES: Final[Mapping[str, frozenset[str]]] = {
+    "incident": frozenset({"7", "8"}),
+    "problem": frozenset({"107"}),
+    "change_request": frozenset({"3", "4"}),
+    "change_task": frozenset({"3", "4"}),
+    "sc_request": frozenset({"3", "4", "7"}),
+    "sc_req_item": frozenset({"3"}),
+}
 
 # Fields clients cannot write: the platform silently ignores them in a request body.
 SYSTEM_FIELDS: Final = frozenset(
@@ -204,7 +216,7 @@ class Instance:
         self._counters: dict[str, int] = {}
         self._ids = 0
         self._tokens: dict[str, str] = {}
-        self._insert_system_user("admin", "System", "Administrator")
+        self._insert_system_user(ADMIN, "System", "Administrator")
         self._insert_dictionary()
 
     # -- the clock and ids ------------------------------------------------------------------
@@ -463,14 +475,8 @@ class Instance:
         spec = table(name)
         stamp = self.stamp()
         row: Row = dict.fromkeys(spec.names, "")
-        journal = {key: values[key] for key in JOURNAL_FIELDS if values.get(key)}
-        row.update(
-            {
-                k: v
-                for k, v in values.items()
-                if k not in JOURNAL_FIELDS and k != "comments_and_work_notes"
-            }
-        )
+        journal = _journal_entries(name, values)
+        row.update({k: v for k, v in values.items() if k not in spec.journal})
         row.update(
             sys_id=self.new_id(),
             sys_created_by=user,
@@ -500,15 +506,9 @@ class Instance:
     def update(self, name: str, sys_id: str, values: Mapping[str, str], user: str) -> Row:
         """Update a record: rules may refuse (nothing changes) or derive more changes."""
         old = self.rows[name][sys_id]
-        journal = {key: values[key] for key in JOURNAL_FIELDS if values.get(key)}
+        journal = _journal_entries(name, values)
         new = dict(old)
-        new.update(
-            {
-                k: v
-                for k, v in values.items()
-                if k not in JOURNAL_FIELDS and k != "comments_and_work_notes"
-            }
-        )
+        new.update({k: v for k, v in values.items() if k not in table(name).journal})
         rule = UPDATE_RULES.get(name)
         if rule is not None:
             rule(self, old, new, user)
@@ -734,7 +734,7 @@ class Instance:
             user = self._tokens.get(form.get("refresh_token", ""), "")
             valid = client_ok and bool(user)
         elif grant == "client_credentials":
-            user, valid = "admin", client_ok
+            user, valid = ADMIN, client_ok
         else:
             user, valid = "", False
         if not valid:
@@ -794,6 +794,13 @@ def attachment_values(
         "state": "available",
         **_image_size(data, content_type),
     }
+
+
+def _journal_entries(name: str, values: Mapping[str, str]) -> dict[str, str]:
+    """The journal entries a write makes: its non-empty comments and work notes, on a table
+    whose columns they are journals of."""
+    journal = table(name).journal
+    return {key: values[key] for key in JOURNAL_FIELDS if key in journal and values.get(key)}
 
 
 def _as_text(value: Any) -> str:
@@ -1080,7 +1087,7 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
             calendar_stc=seconds,
             business_stc=seconds,
         )
-    if state in ("7", "8"):
+    if state in CLOSED_STATES["incident"]:
         _closing(instance, new, user)
     if before == "6" and state in ("1", "2", "3"):
         new.update(
@@ -1113,7 +1120,7 @@ def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
             _require(new, "problem", ["resolution_code", "fix_notes"])
         if new["state"] == "106":
             new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
-        if new["state"] == "107":
+        if new["state"] in CLOSED_STATES["problem"]:
             _closing(instance, new, user)
     new["problem_state"] = new["state"]
 
@@ -1160,7 +1167,7 @@ def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
         new["work_end"] = instance.stamp()
     if state == "3":
         _require(new, "change_request", ["close_code", "close_notes"])
-    if state in ("3", "4"):
+    if state in CLOSED_STATES["change_request"]:
         _closing(instance, new, user)
 
 
@@ -1178,7 +1185,7 @@ def _change_task_update(instance: Instance, old: Row, new: Row, user: str) -> No
     _check_assignment(instance, new)
     if new["state"] != old["state"] and new["state"] == "3":
         _require(new, "change_task", ["close_code", "close_notes"])
-    if new["state"] != old["state"] and new["state"] in ("3", "4"):
+    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["change_task"]:
         _closing(instance, new, user)
 
 
@@ -1196,7 +1203,7 @@ def _request_insert(instance: Instance, row: Row, user: str) -> None:
 def _request_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     if new["approval"] == "approved" and old["approval"] != "approved":
         new["request_state"] = "in_process"
-    if new["state"] != old["state"] and new["state"] in ("3", "4", "7"):
+    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_request"]:
         new["request_state"] = "closed_complete" if new["state"] == "3" else "closed_incomplete"
         _closing(instance, new, user)
 
@@ -1220,7 +1227,7 @@ def _item_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new)
     if new["approval"] == "approved" and old["approval"] != "approved":
         new["stage"] = "fulfillment"
-    if new["state"] != old["state"] and new["state"] == "3":
+    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_req_item"]:
         new["stage"] = "complete"
         _closing(instance, new, user)
 

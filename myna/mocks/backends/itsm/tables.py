@@ -62,6 +62,12 @@ class Table:
     def names(self) -> tuple[str, ...]:
         return tuple(column.name for column in self.columns)
 
+    @property
+    def journal(self) -> frozenset[str]:
+        """The journal columns (a task's comments and work notes): input that becomes a
+        sys_journal_field entry, never a stored value. A CI's `comments` is a plain string."""
+        return frozenset(column.name for column in self.columns if column.kind == "journal")
+
 
 # Choice lists: value -> label, in the order ServiceNow lists them.
 CHOICES: Final[Mapping[str, Mapping[str, str]]] = {
@@ -851,6 +857,16 @@ TASK_TABLES: Final = frozenset(
     {"incident", "problem", "change_request", "change_task", "sc_request", "sc_req_item"}
 )
 CI_TABLES: Final = frozenset({"cmdb_ci", "cmdb_ci_server", "cmdb_ci_appl"})
+
+
+def ancestors(name: str) -> tuple[str, ...]:
+    """The classes `name` extends, nearest first (`cmdb_ci_server` -> ... `cmdb_ci`, `cmdb`)."""
+    chain: list[str] = []
+    parent = SUPER_CLASSES.get(name)
+    while parent is not None:
+        chain.append(parent)
+        parent = SUPER_CLASSES.get(parent)
+    return tuple(chain)
 
 
 def table(name: str) -> Table:
