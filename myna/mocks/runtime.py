@@ -853,6 +853,8 @@ def _enter_states(
     """Write what entering a state sets (`sets_on_entry`) into `after`, stored as a client's
     value would be. It runs before the service's extension hooks, so code that knows better
     (a back end's own rules) still has the last word, and before the checks, which see it."""
+    if not any(machine.sets_on_entry for machine in resource.resource.state_machines):
+        return
     values = behaviour.entry_values(behaviour.Write(resource.resource, before, after, sent))
     if values:
         after.update(coerce_scalars(values, resource.stringly))
