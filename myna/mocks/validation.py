@@ -23,6 +23,9 @@ from myna.schemas.model import JsonSchema
 MAX_BODY_BYTES = 1 << 20
 MAX_DEPTH = 32
 
+REQUIRED_MISSING = "required_missing"
+"""The code of a refusal for required fields the request body lacks (`Rejection.fields`)."""
+
 
 class SchemaCheck:
     """A JSON Schema compiled twice: jsonschema-rs answers "valid?" on the hot path (several
@@ -129,7 +132,10 @@ def validate_request(check: SchemaCheck, body: Any, *, status: int) -> None:
     fields = _fields_of(error, body)
     where = ".".join(str(part) for part in error.absolute_path)
     prefix = f"field {where}: " if where else ""
-    raise Rejection(status, f"{prefix}{_describe(error)}", fields=fields)
+    # A missing required field gets its own code, so a service extension can answer it in the
+    # service's words (ServiceNow: a data policy 403 naming the fields).
+    code = REQUIRED_MISSING if error.validator == "required" and not where else None
+    raise Rejection(status, f"{prefix}{_describe(error)}", fields=fields, code=code)
 
 
 def validate_response(check: SchemaCheck, payload: Any, *, method: str, path: str) -> None:

@@ -207,3 +207,18 @@ def test_an_incident_links_to_an_existing_problem_only(api: MockClient) -> None:
         params={"sysparm_query": f"problem_id={problem['sys_id']}", "sysparm_fields": "sys_id"},
     )
     assert result(linked) == [{"sys_id": path.rsplit("/", 1)[1]}]
+
+
+def test_a_record_created_without_a_mandatory_field_is_a_data_policy_refusal(
+    api: MockClient,
+) -> None:
+    refused = api.post(f"{TABLE}/change_task", json={"short_description": "Back up the config"})
+    assert (refused.status, error(refused)) == (
+        403,
+        "Data Policy Exception: \n\tThe following fields are mandatory: Change request",
+    )
+    change = create(api, "change_request", short_description="Upgrade the core switch")
+    task = create(
+        api, "change_task", short_description="Back up the config", change_request=change["sys_id"]
+    )
+    assert task["change_request"]["value"] == change["sys_id"]

@@ -75,6 +75,7 @@ from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.query import And, Condition, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
+from myna.mocks.validation import REQUIRED_MISSING
 from myna.schemas.model import StateMachine
 
 if TYPE_CHECKING:
@@ -113,12 +114,23 @@ def _unknown_table(mock: Mock, request: MockRequest, path: str) -> Rejection | N
 
 
 def refusal(rejection: Rejection) -> Rejection:
-    """ServiceNow's words for a body it cannot read (PROTOCOL.md §2.5)."""
+    """ServiceNow's words for a body it cannot read, and for a record created without a
+    mandatory field: a data policy naming the fields' labels (PROTOCOL.md §2.5)."""
+    if rejection.code == REQUIRED_MISSING:
+        policy = data_policy(_label(name) for name in rejection.fields)
+        return Rejection(
+            policy.status, policy.message, detail=policy.detail, fields=rejection.fields
+        )
     if rejection.code != "unreadable_body":
         return rejection
     return Rejection(
         400, "Exception while reading request", detail="The payload is not valid JSON."
     )
+
+
+def _label(name: str) -> str:
+    """A column's label wherever the dictionary has it (labels follow names across tables)."""
+    return next((columns[name].label for columns in _COLUMNS.values() if name in columns), name)
 
 
 # -- §2.1 display values -----------------------------------------------------------------------
