@@ -1,6 +1,7 @@
 """The shipped CRM model: what it pins, that learning reproduces it, and that it agrees with a
 model learned from real Salesforce recordings on what those cover (the SOQL query endpoint, the
-records envelope, 18-character ids, the error shape, OAuth and the User object's fields).
+records envelope, 18-character ids, the error shape, OAuth, and the access objects' fields, ids
+and references), and answers those recordings as the real org did.
 
 Agreement compares *kinds*, not whole schemas: a field holds text, a number, a boolean, a date or
 a date-time. Fields a recording only ever shows null say nothing about their kind and are skipped.
@@ -19,7 +20,7 @@ from myna.errors import MockError
 from myna.mocks.backends import BACKENDS, builtin_model
 from myna.mocks.backends.crm.instance import STAGES
 from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS
-from myna.mocks.conformance import Mismatch
+from myna.mocks.conformance import ConformanceReport
 from myna.schemas.model import FieldSpec, ServiceModel
 from myna.schemas.openapi import dumps
 from myna.traces.reading import read_many
@@ -73,21 +74,28 @@ def test_every_object_is_a_resource_with_its_crud_operations(
         prefix,
     )
     assert re.fullmatch(str(resource.id_format.pattern), f"{prefix}5g0000000001AAA")
-    kinds = {
-        (op.method, op.kind, op.responses[0].status)
+    item = re.compile(rf"{re.escape(DATA)}/sobjects/{name}(/\{{[^}}]+\}})?")
+    found = {
+        (op.method, op.kind, min(response.status for response in op.responses))
         for op in shipped.operations
+        # `GET sobjects/{name}` (the object's basic information) is no record operation.
         if op.resource == name
-        and op.evidence.pinned
-        and op.path.startswith(f"{DATA}/sobjects/{name}")
-        and "External_Id__c" not in op.path
+        and item.fullmatch(op.path)
+        and (op.method, op.kind) != ("GET", "other")
     }
-    deleted = set() if name == "User" else {("DELETE", "delete", 204)}
-    assert kinds == {
-        ("POST", "create", 201),
+    # What an object does not take answers 405: a User is never deleted, a group member or
+    # permission set assignment never edited, a profile never created through the API.
+    flags = OBJECTS[name].flags
+    expected = {
+        ("POST", "create", 201) if flags["createable"] else ("POST", "other", 405),
         ("GET", "get", 200),
-        ("PATCH", "update", 204),
-        *deleted,
+        ("PATCH", "update", 204) if flags["updateable"] else ("PATCH", "other", 405),
+        ("DELETE", "delete", 204) if flags["deletable"] else ("DELETE", "other", 405),
     }
+    if name == "Profile":
+        # Only a custom profile nobody holds may be deleted; the corpus has none.
+        expected.remove(("DELETE", "delete", 204))
+    assert found == expected
 
 
 @pytest.mark.parametrize(
@@ -199,30 +207,54 @@ def recorded() -> ServiceModel:
     return model
 
 
+# The objects the recordings' access-review integration reads.
+RECORDED = (
+    "Group",
+    "GroupMember",
+    "PermissionSet",
+    "PermissionSetAssignment",
+    "Profile",
+    "User",
+    "UserRole",
+)
+
+
 @pytest.mark.corpus
-def test_the_recordings_cover_the_query_endpoint_and_the_user_object(
+def test_the_recordings_cover_the_query_endpoint_and_the_access_objects(
     recorded: ServiceModel,
 ) -> None:
-    assert "User" in recorded.resources
+    assert sorted(recorded.resources) == sorted(RECORDED)
     (query,) = [op for op in recorded.operations if op.kind == "query"]
     assert [p.name for p in query.parameters] == ["q"]
 
 
 @pytest.mark.corpus
-def test_every_recorded_user_field_the_back_end_has_is_shipped_with_the_same_kind(
-    recorded: ServiceModel, shipped: ServiceModel
+@pytest.mark.parametrize("name", RECORDED)
+def test_every_recorded_field_is_shipped_with_the_same_kind_and_id_format(
+    recorded: ServiceModel, shipped: ServiceModel, name: str
 ) -> None:
-    theirs, mine = recorded.resources["User"], shipped.resources["User"]
-    common = sorted(set(theirs.fields) & set(mine.fields) - {"attributes"})
-    assert len(common) >= 15
+    theirs, mine = recorded.resources[name], shipped.resources[name]
+    assert set(theirs.fields) <= set(mine.fields)
     disagreements = [
-        f"User.{name}: recorded {field_kind(theirs.fields[name])}, "
-        f"shipped {field_kind(mine.fields[name])}"
-        for name in common
-        if "empty" not in (field_kind(theirs.fields[name]), field_kind(mine.fields[name]))
-        and field_kind(theirs.fields[name]) != field_kind(mine.fields[name])
+        f"{name}.{field}: recorded {field_kind(theirs.fields[field])}, "
+        f"shipped {field_kind(mine.fields[field])}"
+        for field in sorted(set(theirs.fields) - {"attributes"})
+        if "empty" not in (field_kind(theirs.fields[field]), field_kind(mine.fields[field]))
+        and field_kind(theirs.fields[field]) != field_kind(mine.fields[field])
     ]
     assert disagreements == []
+    assert theirs.id_format == mine.id_format
+    references = {
+        field: spec.reference.resource
+        for field, spec in theirs.fields.items()
+        if spec.reference is not None
+    }
+    shipped_references = {
+        field: mine.fields[field].reference.resource
+        for field in references
+        if mine.fields[field].reference is not None
+    }
+    assert shipped_references == references
 
 
 @pytest.mark.corpus
@@ -247,85 +279,22 @@ def test_the_recorded_conventions_are_the_shipped_ones(
     assert real_user.id_format == shipped_user.id_format
 
 
-# The recordings' clients read objects the CRM back end does not ship (UserRole, Profile, Group,
-# GroupMember, PermissionSet, PermissionSetAssignment) and User fields it does not ship; their
-# token calls carry redacted forms that no mock can authenticate. The User describe answers every
-# recorded key, but a key that is null on some recorded fields and text on others (Id's
-# relationshipName) is read by the conformance checker as always text. Every mismatch must be one
-# of these.
-OUTSIDE = {
-    "UserRole",
-    "Profile",
-    "Group",
-    "GroupMember",
-    "PermissionSet",
-    "PermissionSetAssignment",
-}
-
-
-def explain(mismatch: Mismatch, soql: dict[str, str]) -> str:
-    if mismatch.path == "/services/oauth2/token":
-        return "token call with a redacted form"
-    target = (
-        mismatch.path.split("/")[-2]
-        if mismatch.path.endswith("/describe")
-        else soql.get(mismatch.exchange, "")
-    )
-    if target in OUTSIDE:
-        return "object outside the back end"
-    if target == "User" and mismatch.path.endswith("/query"):
-        return "User fields outside the back end"
-    if target == "User" and "null is not of type 'string'" in mismatch.reason:
-        return "describe key recorded both null and text"
-    return f"unexplained: {mismatch.reason}"
-
-
 @pytest.fixture(scope="module")
-def conformance() -> tuple[int, float, Counter[str]]:
+def conformance() -> ConformanceReport:
     from myna.mocks.conformance import run_conformance
 
     if not HAR.is_dir():
         pytest.skip(f"the real Salesforce recordings are not at {HAR}")
-    sessions = list(read_many(sorted(HAR.glob("*.har"))))
-    soql = {}
-    for session in sessions:
-        for exchange in session.exchanges:
-            found = re.search(r"\bFROM (\w+)", dict(exchange.query).get("q", ""))
-            if found:
-                soql[exchange.id] = found.group(1)
     model = builtin_model("crm")
     # The recordings come from another org's host: the instance host is left open.
     model.servers = []
-    report = run_conformance(model, sessions)
-    reasons = Counter(explain(mismatch, soql) for mismatch in report.mismatches)
-    return report.total, report.share, reasons
+    return run_conformance(model, read_many(sorted(HAR.glob("*.har"))))
 
 
 @pytest.mark.corpus
-def test_every_conformance_mismatch_on_the_real_recordings_is_explained(
-    conformance: tuple[int, float, Counter[str]],
-) -> None:
-    total, _, reasons = conformance
-    assert total == 86
-    assert reasons == {
-        "object outside the back end": 36,
-        "token call with a redacted form": 21,
-        "User fields outside the back end": 3,
-        "describe key recorded both null and text": 3,
-    }
-
-
-@pytest.mark.corpus
-@pytest.mark.xfail(
-    strict=True,
-    reason="60 of 86 recorded exchanges cannot match (26 do, 30%): 36 read objects the CRM "
-    "back end does not ship, 3 query User fields it does not ship, 21 are token calls whose "
-    "redacted forms no mock authenticates (myna/mocks/conformance.py needs a credential "
-    "stand-in for redacted token forms), and 3 User describes fail only because "
-    "myna/mocks/conformance.py _common drops recorded nulls when it merges a list's items, so a "
-    "key null on some items and text on others must always be text",
-)
 def test_the_shipped_back_end_answers_95_percent_of_the_real_recordings(
-    conformance: tuple[int, float, Counter[str]],
+    conformance: ConformanceReport,
 ) -> None:
-    assert conformance[1] >= 0.95
+    reasons = Counter(f"{m.method} {m.path}: {m.reason}" for m in conformance.mismatches)
+    assert conformance.total == 86
+    assert conformance.share >= 0.95, reasons

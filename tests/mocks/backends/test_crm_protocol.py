@@ -123,19 +123,29 @@ def test_the_token_answer_has_salesforce_s_identity_fields(mock: Mock) -> None:
 # -- 2. records ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTS))
-def test_minted_ids_have_the_object_key_prefix_and_a_valid_checksum(
-    api: MockClient, name: str
-) -> None:
-    values = {
-        "Account": {"Name": "A"},
-        "Contact": {"LastName": "C"},
-        "Lead": {"LastName": "L", "Company": "C"},
-        "Opportunity": {"Name": "O", "StageName": "Prospecting", "CloseDate": "2026-06-30"},
-        "Product2": {"Name": "P"},
-        "Case": {"Subject": "S"},
-        "Task": {"Subject": "T"},
-        "User": {
+def first_id(api: MockClient, soql: str) -> str:
+    found = decoded(api.get(f"{DATA}/query/", params={"q": soql}))["records"]
+    assert found, soql
+    record_id: str = found[0]["Id"]
+    return record_id
+
+
+def values_for(api: MockClient, name: str) -> dict[str, Any]:
+    """A create's body for `name`, with the records it must point at made first (the caller,
+    an org's first user, is a System Administrator)."""
+    if name == "OpportunityLineItem":
+        opportunity = create(api, "Opportunity", **values_for(api, "Opportunity"))
+        product = create(api, "Product2", Name="P")
+        return {"OpportunityId": opportunity, "Product2Id": product, "Quantity": 1, "UnitPrice": 10}
+    if name == "GroupMember":
+        group = create(api, "Group", **values_for(api, "Group"))
+        return {"GroupId": group, "UserOrGroupId": first_id(api, "SELECT Id FROM User")}
+    if name == "PermissionSetAssignment":
+        granted = create(api, "PermissionSet", **values_for(api, "PermissionSet"))
+        return {"PermissionSetId": granted, "AssigneeId": first_id(api, "SELECT Id FROM User")}
+    if name == "User":
+        profile = first_id(api, "SELECT Id FROM Profile WHERE Name = 'System Administrator'")
+        return {
             "Username": "u@acme.example",
             "LastName": "U",
             "Alias": "u",
@@ -144,24 +154,57 @@ def test_minted_ids_have_the_object_key_prefix_and_a_valid_checksum(
             "LocaleSidKey": "en_GB",
             "EmailEncodingKey": "UTF-8",
             "LanguageLocaleKey": "en_US",
-        },
-    }
-    if name == "OpportunityLineItem":
-        opportunity = create(api, "Opportunity", **values["Opportunity"])
-        product = create(api, "Product2", Name="P")
-        record_id = create(
-            api,
-            name,
-            OpportunityId=opportunity,
-            Product2Id=product,
-            Quantity=1,
-            UnitPrice=10,
-        )
-    else:
-        record_id = create(api, name, **values[name])
+            "ProfileId": profile,
+        }
+    return {
+        "Account": {"Name": "A"},
+        "Contact": {"LastName": "C"},
+        "Lead": {"LastName": "L", "Company": "C"},
+        "Opportunity": {"Name": "O", "StageName": "Prospecting", "CloseDate": "2026-06-30"},
+        "Product2": {"Name": "P"},
+        "Case": {"Subject": "S"},
+        "Task": {"Subject": "T"},
+        "UserRole": {"Name": "Sales", "OpportunityAccessForAccountOwner": "Edit"},
+        "Group": {"Name": "Sales Team", "Type": "Regular"},
+        "PermissionSet": {"Name": "Pricing", "Label": "Pricing"},
+    }[name]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, obj in OBJECTS.items() if obj.flags["createable"]))
+def test_minted_ids_have_the_object_key_prefix_and_a_valid_checksum(
+    api: MockClient, name: str
+) -> None:
+    record_id = create(api, name, **values_for(api, name))
     assert len(record_id) == 18
     assert record_id.startswith(OBJECTS[name].key_prefix)
     assert record_id[15:] == salesforce_checksum(record_id[:15])
+
+
+@pytest.mark.parametrize(
+    ("method", "name", "allowed"),
+    [
+        ("POST", "Profile", "GET,HEAD"),
+        ("DELETE", "User", "GET,HEAD,PATCH"),
+        ("PATCH", "GroupMember", "GET,HEAD,DELETE"),
+        ("PATCH", "PermissionSetAssignment", "GET,HEAD,DELETE"),
+    ],
+)
+def test_a_method_the_object_does_not_take_answers_method_not_allowed(
+    api: MockClient, method: str, name: str, allowed: str
+) -> None:
+    if method == "POST":
+        response = api.post(f"{DATA}/sobjects/{name}/", json={"Name": "Copy"})
+    else:
+        record_id = create(api, name, **values_for(api, name))
+        path = f"{DATA}/sobjects/{name}/{record_id}"
+        response = api.delete(path) if method == "DELETE" else api.patch(path, json={})
+    assert response.status == 405
+    assert decoded(response) == [
+        {
+            "message": f"HTTP Method '{method}' not allowed. Allowed are {allowed}",
+            "errorCode": "METHOD_NOT_ALLOWED",
+        }
+    ]
 
 
 def test_a_record_carries_attributes_with_its_type_and_url(api: MockClient) -> None:
@@ -416,7 +459,7 @@ def test_a_refused_request_writes_nothing(api: MockClient) -> None:
         json={"convertedStatus": "Closed - Converted", "accountId": "0015g0000000000AAA"},
     )
     assert refused.status == 400
-    assert decoded(api.get(f"{DATA}/sobjects/Lead/{lead}"))["IsConverted"] is None
+    assert decoded(api.get(f"{DATA}/sobjects/Lead/{lead}"))["IsConverted"] is False
     count = decoded(api.get(f"{DATA}/query/", params={"q": "SELECT COUNT() FROM Contact"}))
     assert count["totalSize"] == 0
 

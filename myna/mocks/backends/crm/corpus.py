@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
+from myna.mocks.backends.crm.access import Access, provision, share
 from myna.mocks.backends.crm.instance import Org, Reply, Request
 from myna.traces.model import Body, Exchange, Pairs, Session
 
@@ -175,13 +176,53 @@ def _redacted_reply(body: Body) -> Body:
 
 # -- the org's people and data ------------------------------------------------------------------
 
-# (username, first, last, title, department)
-PEOPLE: Final = (
-    ("maya.chen@acme.example", "Maya", "Chen", "Account Executive", "Sales"),
-    ("leo.fischer@acme.example", "Leo", "Fischer", "Sales Development Rep", "Sales"),
-    ("ines.alvarez@acme.example", "Ines", "Alvarez", "Support Engineer", "Support"),
-    ("integration@acme.example", "Integration", "User", "API Integration", "IT"),
-    ("admin@acme.example", "Dana", "Whitfield", "Salesforce Administrator", "IT"),
+# (username, first, last, title, department, profile, role)
+PEOPLE: Final[tuple[tuple[str, str, str, str, str, str, str | None], ...]] = (
+    (
+        "maya.chen@acme.example",
+        "Maya",
+        "Chen",
+        "Account Executive",
+        "Sales",
+        "Standard User",
+        "Account Executive",
+    ),
+    (
+        "leo.fischer@acme.example",
+        "Leo",
+        "Fischer",
+        "Sales Development Rep",
+        "Sales",
+        "Standard User",
+        "Sales Development",
+    ),
+    (
+        "ines.alvarez@acme.example",
+        "Ines",
+        "Alvarez",
+        "Support Engineer",
+        "Support",
+        "Standard User",
+        "Support Engineer",
+    ),
+    (
+        "integration@acme.example",
+        "Integration",
+        "User",
+        "API Integration",
+        "IT",
+        "Salesforce API Only System Integrations",
+        None,
+    ),
+    (
+        "admin@acme.example",
+        "Dana",
+        "Whitfield",
+        "Salesforce Administrator",
+        "IT",
+        "System Administrator",
+        "Director, IT",
+    ),
 )
 
 # (name, industry, type, rating, city, country, employees, revenue, external id)
@@ -258,6 +299,7 @@ class Book:
     """Ids the chapters hand each other, by a short name."""
 
     users: dict[str, str] = field(default_factory=dict)
+    access: Access = field(default_factory=Access)
     accounts: list[str] = field(default_factory=list)
     contacts: list[str] = field(default_factory=list)
     products: list[str] = field(default_factory=list)
@@ -638,6 +680,8 @@ def administer_every_object(s: Scribe, b: Book) -> None:
             "EmailEncodingKey": "UTF-8",
             "LanguageLocaleKey": "en_US",
             "Title": "Account Executive",
+            "ProfileId": b.access.profiles["Standard User"],
+            "UserRoleId": b.access.roles["Account Executive"],
         },
     )
     s.attempt("User", {"Username": "no.alias@acme.example", "LastName": "Alias"})
@@ -724,6 +768,95 @@ def query_mistakes(s: Scribe, b: Book) -> None:
     s.query("SELECT Id, Revenue FROM Account")
     s.query("SELECT Id FROM Invoice__c")
     s.query("SELECT Id, Account.Nme FROM Contact")
+
+
+def manage_access(s: Scribe, b: Book) -> None:
+    s.login("admin@acme.example")
+    leo = b.users["leo.fischer@acme.example"]
+    role = s.create(
+        "UserRole",
+        {
+            "Name": "Renewals Manager",
+            "ParentRoleId": b.access.roles["VP, Sales"],
+            "OpportunityAccessForAccountOwner": "Edit",
+            "CaseAccessForAccountOwner": "Read",
+        },
+    )
+    s.attempt("UserRole", {"Name": "No Access Level"})
+    s.get("UserRole", role)
+    s.update("UserRole", role, {"RollupDescription": "Renewals and upsells"})
+    s.query(f"SELECT Id, DeveloperName, Type, RelatedId FROM Group WHERE RelatedId = '{role}'")
+    s.update("User", leo, {"UserRoleId": role})
+    desk = s.create("Group", {"Name": "Renewals Desk", "Type": "Regular"})
+    s.get("Group", desk)
+    s.update("Group", desk, {"DoesIncludeBosses": False})
+    member = s.create("GroupMember", {"GroupId": desk, "UserOrGroupId": leo})
+    s.create("GroupMember", {"GroupId": desk, "UserOrGroupId": b.access.groups["Sales Team"]})
+    s.attempt("GroupMember", {"GroupId": desk, "UserOrGroupId": leo})
+    s.get("GroupMember", member)
+    s.update("GroupMember", member, {"UserOrGroupId": b.users["maya.chen@acme.example"]})
+    pricing = s.create("PermissionSet", {"Name": "Renewal_Pricing", "Label": "Renewal Pricing"})
+    s.get("PermissionSet", pricing)
+    s.update(
+        "PermissionSet",
+        pricing,
+        {
+            "Description": "Discounts on renewal quotes.",
+            "PermissionsEditOppLineItemUnitPrice": True,
+        },
+    )
+    assignment = s.create(
+        "PermissionSetAssignment", {"AssigneeId": leo, "PermissionSetId": pricing}
+    )
+    s.attempt("PermissionSetAssignment", {"AssigneeId": leo, "PermissionSetId": pricing})
+    s.get("PermissionSetAssignment", assignment)
+    s.update("PermissionSetAssignment", assignment, {"AssigneeId": b.users["admin@acme.example"]})
+    s.delete("PermissionSet", pricing)
+    standard = b.access.profiles["Standard User"]
+    s.attempt("Profile", {"Name": "Standard User (copy)"})
+    s.get("Profile", standard, "Id,Name,UserType,PermissionsConvertLeads,PermissionsImportLeads")
+    s.update("Profile", standard, {"Description": "Sales and support staff"})
+    s.get("User", leo, "Username,UserRoleId,ProfileId,UserType")
+    s.delete("PermissionSetAssignment", assignment)
+    s.delete("PermissionSet", pricing)
+    s.delete("GroupMember", member)
+    s.delete("Group", desk)
+    s.delete("UserRole", role)
+    s.update("User", leo, {"UserRoleId": b.access.roles["Sales Development"]})
+    s.delete("UserRole", role)
+    s.query(f"SELECT Id FROM Group WHERE RelatedId = '{role}'")
+
+
+# The access objects an access-review integration reads, in the order it reads them.
+ACCESS_OBJECTS: Final = (
+    "UserRole",
+    "Profile",
+    "User",
+    "Group",
+    "GroupMember",
+    "PermissionSet",
+    "PermissionSetAssignment",
+)
+
+
+def review_access(s: Scribe, b: Book) -> None:
+    s.login("integration@acme.example")
+    for name in ACCESS_OBJECTS:
+        described = s.call("GET", f"{DATA}/sobjects/{name}/describe")
+        # Every field the describe names, as an access-review integration selects them.
+        fields = ", ".join(field["name"] for field in described.body.value["fields"])
+        s.query(f"SELECT {fields} FROM {name}")
+    s.query(
+        "SELECT Id, Name, UserRole.Name, Profile.Name FROM User WHERE IsActive = true ORDER BY Name"
+    )
+    s.query(
+        "SELECT Group.DeveloperName, Group.Type, UserOrGroupId FROM GroupMember "
+        "ORDER BY Group.DeveloperName"
+    )
+    s.query(
+        "SELECT Assignee.Username, PermissionSet.Label FROM PermissionSetAssignment "
+        "WHERE PermissionSet.IsOwnedByProfile = false ORDER BY PermissionSet.Label"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -835,6 +968,20 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
         "Send the SOQL mistakes people make and read Salesforce's answers to them.",
         query_mistakes,
     ),
+    Chapter(
+        "manage-access",
+        "Add a role (it brings its sharing groups), a public group with members and a "
+        "permission set with an assignment, see duplicates, edits of members and assignments, "
+        "new profiles and deleting what is still in use refused, then take it all down again.",
+        manage_access,
+    ),
+    Chapter(
+        "review-access",
+        "Review who may do what, as an access-review integration does: describe each access "
+        "object and read every field of every record, then users with their roles and "
+        "profiles, group members and permission set assignments.",
+        review_access,
+    ),
 )
 
 
@@ -847,8 +994,8 @@ def reference_org() -> tuple[Org, Book]:
     """The org before the first chapter: its connected app and the people who log in."""
     org = Org(HOST, START)
     org.add_client(CLIENT_ID, "client-secret")
-    book = Book()
-    for username, first, last, title, department in PEOPLE:
+    book = Book(access=provision(org))
+    for username, first, last, title, department, profile, role in PEOPLE:
         book.users[username] = org.add_user(
             username,
             PASSWORD,
@@ -857,7 +1004,10 @@ def reference_org() -> tuple[Org, Book]:
             Title=title,
             Department=department,
             CompanyName="Acme Corporation",
+            ProfileId=book.access.profiles[profile],
+            UserRoleId=book.access.roles[role] if role else None,
         )
+    share(org, book.access, book.users)
     return org, book
 
 

@@ -80,20 +80,23 @@ class StoredTable(MutableMapping[str, Row]):
         self.tx = tx
         self.name = name
         self._fields = OBJECTS[name].names
+        self._soft = OBJECTS[name].soft_deleted
         self._rows: dict[str, Row] = {}
+        self._deleted: set[str] = set()
         self._read: dict[str, Record] = {}  # as stored: shared with the store, never changed
         self._complete = False
 
     def _row(self, record_id: str) -> Row | None:
         row = self._rows.get(record_id)
-        if row is not None or self._complete:
+        if row is not None or self._complete or record_id in self._deleted:
             return row
         stored = self.tx.get(self.name, record_id)
         return None if stored is None else self._keep(record_id, stored)
 
     def _keep(self, record_id: str, stored: Record) -> Row:
         row: Row = dict.fromkeys(self._fields)
-        row["IsDeleted"] = False
+        if self._soft:
+            row["IsDeleted"] = False
         row.update(stored)
         self._read[record_id] = stored
         self._rows[record_id] = row
@@ -105,7 +108,7 @@ class StoredTable(MutableMapping[str, Row]):
         stored, _ = self.tx.list(self.name, Query())
         for record in stored:
             record_id = str(record["Id"])
-            if record_id not in self._rows:
+            if record_id not in self._rows and record_id not in self._deleted:
                 self._keep(record_id, record)
         self._complete = True
 
@@ -119,8 +122,13 @@ class StoredTable(MutableMapping[str, Row]):
         self._rows[record_id] = row
 
     def __delitem__(self, record_id: str) -> None:
-        # Salesforce deletes softly (IsDeleted): the org never removes a row.
-        raise MockError(f"the org removed {self.name} {record_id}; it only marks rows deleted")
+        # Data objects are deleted softly (IsDeleted): only setup objects' rows go.
+        if self._soft:
+            raise MockError(f"the org removed {self.name} {record_id}; it only marks rows deleted")
+        if self._row(record_id) is None:
+            raise KeyError(record_id)
+        del self._rows[record_id]
+        self._deleted.add(record_id)
 
     def __iter__(self) -> Iterator[str]:
         self._load_all()
@@ -131,6 +139,9 @@ class StoredTable(MutableMapping[str, Row]):
         return len(self._rows)
 
     def flush(self) -> None:
+        for record_id in self._deleted:
+            if record_id in self._read:
+                self.tx.delete(self.name, record_id)
         for record_id, row in self._rows.items():
             stored = self._read.get(record_id)
             if stored is None:
@@ -179,6 +190,13 @@ class StoredOrg(Org):
 
     def next_number(self, name: str) -> int:
         return self.tx.next_sequence(f"crm.{name}", 1)
+
+    def first(self, name: str, field_name: str, value: str) -> str | None:
+        # Every request looks its caller up (and a new caller its profile): by the store's
+        # filter, not by reading every record.
+        wanted = Query(where=Condition(field_name, "=", value), limit=1)
+        found, _ = self.tx.list(name, wanted)
+        return str(found[0]["Id"]) if found else None
 
     # A world seeded from files already holds ids and case numbers the org's sequences know
     # nothing of: the first create of an object there steps past them, once.
@@ -268,6 +286,7 @@ def token(call: RouteCall) -> MockResponse:
         return MockResponse(400, [_JSON], payload=refused)
     username = form.get("username") or form.get("client_id", "")
     org = StoredOrg(call, username)
+    org.logged_in(org.admin_id)
     session = str(issued["access_token"])
     answer = token_answer(org, session, org.admin_id, "")
     answer["signature"] = signature(session, answer["id"], answer["issued_at"])

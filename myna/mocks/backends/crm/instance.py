@@ -28,13 +28,17 @@ from urllib.parse import parse_qsl, unquote
 from myna.errors import MockError
 from myna.mocks.backends.crm.objects import (
     BY_PREFIX,
+    CHILD_RELATIONSHIPS,
     OBJECTS,
     PICKLIST_DEFAULTS,
+    PICKLIST_LABELS,
     PICKLISTS,
     Field,
     SObject,
+    catalogued,
     sobject,
 )
+from myna.mocks.backends.crm.permissions import PERMISSIONS, SET_FIELDS, permission_values
 from myna.mocks.dialects import QuerySyntaxError
 from myna.mocks.dialects.soql import FieldRef, SoqlQuery, malformed_query_message, parse_soql
 from myna.mocks.dialects.sosl import SoslReturning, match_term, parse_sosl
@@ -51,6 +55,14 @@ DEFAULT_BATCH: Final = 2000
 MIN_BATCH: Final = 200
 DAILY_API_REQUESTS: Final = 15000
 ORG_ID: Final = "00D5g000004ExAmEAK"
+# The organization's name and country, which a new user's company and country default to.
+COMPANY: Final = "Acme Corporation"
+COUNTRY: Final = "US"
+# The profile of an org's first user, which grants every system permission.
+ADMIN_PROFILE: Final = "System Administrator"
+EVERY: Final = tuple(name for name, _ in PERMISSIONS)
+# The OAuth scopes of the org's connected app, which every token it grants carries.
+SCOPES: Final = "refresh_token api"
 
 # Opportunity stages (the standard sales process): default probability and forecast category;
 # the two Closed stages also decide IsClosed and IsWon.
@@ -74,6 +86,51 @@ CASE_REASON_RULE: Final = "Choose a case reason before closing the case."
 CASCADES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "Account": (("Contact", "AccountId"), ("Opportunity", "AccountId"), ("Case", "AccountId")),
     "Opportunity": (("OpportunityLineItem", "OpportunityId"),),
+    "Group": (("GroupMember", "GroupId"), ("GroupMember", "UserOrGroupId")),
+    # Users are never deleted; their describe still says what would go with them.
+    "User": (("GroupMember", "UserOrGroupId"), ("PermissionSetAssignment", "AssigneeId")),
+}
+
+# Records not deleted while others point at them: (those others, their reference, the field
+# that names the record, why).
+IN_USE: Final[Mapping[str, tuple[str, str, str, str]]] = {
+    "UserRole": ("User", "UserRoleId", "Name", "users are assigned to the role"),
+    "PermissionSet": (
+        "PermissionSetAssignment",
+        "PermissionSetId",
+        "Label",
+        "it is assigned to users",
+    ),
+}
+
+# Records that may exist once per pair of values: a membership, an assignment.
+UNIQUE_PAIRS: Final[Mapping[str, tuple[str, str]]] = {
+    "GroupMember": ("GroupId", "UserOrGroupId"),
+    "PermissionSetAssignment": ("AssigneeId", "PermissionSetId"),
+}
+
+# The settings a new user starts with switched on (a user the platform made, in a live org).
+NEW_USER_SETTINGS: Final = (
+    "EmailPreferencesAutoBcc",
+    "EmailPreferencesStayInTouchReminder",
+    "ReceivesInfoEmails",
+    "UserPreferencesActivityRemindersPopup",
+    "UserPreferencesEventRemindersCheckboxDefault",
+    "UserPreferencesTaskRemindersCheckboxDefault",
+    "UserPreferencesLightningExperiencePreferred",
+)
+
+# An address's parts, by the key its compound field gives each (in the order Salesforce
+# renders them).
+ADDRESS_PARTS: Final[Mapping[str, str]] = {
+    "city": "City",
+    "country": "Country",
+    "geocodeAccuracy": "GeocodeAccuracy",
+    "latitude": "Latitude",
+    "longitude": "Longitude",
+    "postalCode": "PostalCode",
+    "state": "State",
+    "street": "Street",
 }
 
 _DATA_PATH: Final = re.compile(r"^/services/data/(v\d+\.\d)(?:/(.*?))?/?$")
@@ -118,6 +175,35 @@ def bad_picklist(spec: Field, value: Any) -> Refused:
         "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
         f"{spec.label}: bad value for restricted picklist field: {value}",
         [spec.name],
+    )
+
+
+def not_allowed(method: str, allowed: Iterable[str]) -> Refused:
+    return Refused(
+        405,
+        "METHOD_NOT_ALLOWED",
+        f"HTTP Method '{method}' not allowed. Allowed are {','.join(allowed)}",
+        None,
+    )
+
+
+def live(row: Row) -> bool:
+    """Not in the recycle bin (records of setup objects are never there: they are deleted)."""
+    return not row.get("IsDeleted")
+
+
+def _address(row: Row) -> dict[str, Any] | None:
+    """The compound address of a record's parts, or null when every part is."""
+    parts = {key: row[name] for key, name in ADDRESS_PARTS.items()}
+    return parts if any(value is not None for value in parts.values()) else None
+
+
+def _row_methods(obj: SObject) -> tuple[str, ...]:
+    """The writes a record of the object takes besides GET and HEAD."""
+    return tuple(
+        method
+        for method, flag in (("PATCH", "updateable"), ("DELETE", "deletable"))
+        if obj.flags[flag]
     )
 
 
@@ -211,7 +297,7 @@ class Org:
         self.cursors: MutableMapping[str, Cursor] = cursors if cursors is not None else {}
         self.api_calls = api_calls
         self._counters: dict[str, int] = {}
-        self.admin_id = self.find_user(admin[0]) or self._system_user(*admin)
+        self.admin_id = self.find_user(admin[0]) or self._first_user(*admin)
 
     # -- clock, ids, users ---------------------------------------------------------------------
 
@@ -241,16 +327,17 @@ class Org:
         body = f"{prefix}5g0{digits}"
         return body + salesforce_checksum(body)
 
-    def _system_user(self, username: str, first: str, last: str) -> str:
+    def _system_user(self, username: str, first: str, last: str, **values: Any) -> str:
+        """A user made by an administrator in Setup (no API checks), with the platform's
+        defaults for everything else; `values` may name a profile and a role."""
         user_id = self.new_id("005")
-        self.rows["User"][user_id] = self._system_fields(
+        row = self._system_fields(
             "User",
             user_id,
             {
                 "Username": username,
-                "FirstName": first,
+                "FirstName": first or None,
                 "LastName": last,
-                "Name": f"{first} {last}".strip(),
                 "Alias": (first[:1] + last[:4]).lower(),
                 "Email": username,
                 "IsActive": True,
@@ -258,27 +345,100 @@ class Org:
                 "LocaleSidKey": "en_US",
                 "EmailEncodingKey": "UTF-8",
                 "LanguageLocaleKey": "en_US",
+                **values,
             },
             user_id,
         )
+        self._new_user(row)
+        self.rows["User"][user_id] = row
+        self._derive(OBJECTS["User"], None, row, row)
+        self._assign_profile(row, user_id)
         return user_id
+
+    def _first_user(self, username: str, first: str, last: str) -> str:
+        """The org's administrator, or a caller the runtime authenticated: a System
+        Administrator, as an org's first user is (the profile comes with the org)."""
+        profile = self.find_profile(ADMIN_PROFILE)
+        user_id = self._system_user(username, first, last)
+        if profile is None:
+            # The profile is the org's first user's doing: it made it, so it is the admin now.
+            self.admin_id = user_id
+            profile = self.add_profile(ADMIN_PROFILE, self.new_id("100"), "Standard", EVERY)
+        self.update("User", user_id, {"ProfileId": profile}, user_id)
+        return user_id
+
+    def find_profile(self, name: str) -> str | None:
+        return self.first("Profile", "Name", name)
 
     def add_user(self, username: str, password: str, first: str, last: str, **values: Any) -> str:
         """A user who can log in (created by an administrator, outside the API traffic)."""
-        user_id = self._system_user(username, first, last)
-        self.rows["User"][user_id].update(values)
+        user_id = self._system_user(username, first, last, **values)
         self.passwords[username] = password
         return user_id
 
     def add_client(self, client_id: str, secret: str) -> None:
         self.clients[client_id] = secret
 
+    def add_record(self, name: str, values: Mapping[str, Any]) -> str:
+        """A record the platform or an administrator in Setup made, outside the API's checks
+        (a standard profile, the all-internal-users group)."""
+        obj = OBJECTS[name]
+        record_id = self.new_id(obj.key_prefix)
+        row = self._system_fields(name, record_id, dict(values), self.admin_id)
+        for spec in obj.fields:
+            if spec.type == "boolean" and row[spec.name] is None:
+                row[spec.name] = False
+        self.rows[name][record_id] = row
+        return record_id
+
+    def add_profile(
+        self,
+        name: str,
+        license_id: str,
+        user_type: str,
+        granted: Iterable[str],
+        *,
+        custom: bool = False,
+    ) -> str:
+        """A profile with the system permissions `granted` (named after `Permissions`), and
+        the permission set it owns, which holds the same permissions: a user has its profile's
+        permissions through an assignment of that set."""
+        granted = tuple(granted)
+        profile_id = self.add_record(
+            "Profile",
+            {
+                "Name": name,
+                "UserLicenseId": license_id,
+                "UserType": user_type,
+                **permission_values("Profile", granted),
+            },
+        )
+        self.add_record(
+            "PermissionSet",
+            {
+                "Name": f"X{profile_id}",
+                "Label": profile_id,
+                "LicenseId": license_id,
+                "ProfileId": profile_id,
+                "IsOwnedByProfile": True,
+                "IsCustom": custom,
+                "Type": "Profile",
+                **permission_values("PermissionSet", granted),
+            },
+        )
+        return profile_id
+
     def session_for(self, username: str) -> str:
         """A session id for the user, as the login flows issue one."""
         user_id = self._user_by_name(username)
         token = f"{ORG_ID[:15]}!AQ0AQ{user_id[3:15]}{len(self.sessions):04d}"
         self.sessions[token] = user_id
+        self.logged_in(user_id)
         return token
+
+    def logged_in(self, user_id: str) -> None:
+        """A user logs in: the platform records when (the field is read-only to clients)."""
+        self.rows["User"][user_id]["LastLoginDate"] = self.stamp()
 
     def _user_by_name(self, username: str) -> str:
         user_id = self.find_user(username)
@@ -287,24 +447,39 @@ class Org:
         return user_id
 
     def find_user(self, username: str) -> str | None:
-        for user_id, row in self.rows["User"].items():
-            if row["Username"] == username:
-                return user_id
+        return self.first("User", "Username", username)
+
+    def first(self, name: str, field_name: str, value: str) -> str | None:
+        """The id of the first record of `name` whose `field_name` is `value`, or None."""
+        for record_id, row in self.rows[name].items():
+            if row[field_name] == value:
+                return record_id
         return None
 
     def _system_fields(self, name: str, record_id: str, values: Row, user: str) -> Row:
-        row: Row = {spec.name: None for spec in OBJECTS[name].fields}
+        obj = OBJECTS[name]
+        row: Row = dict.fromkeys(obj.names)
         row.update(values)
-        row.update(
-            Id=record_id,
-            IsDeleted=False,
-            CreatedDate=self.stamp(),
-            CreatedById=user,
-            LastModifiedDate=self.stamp(),
-            LastModifiedById=user,
-            SystemModstamp=self.stamp(),
-        )
+        row["Id"] = record_id
+        stamps = {
+            "IsDeleted": False,
+            "CreatedDate": self.stamp(),
+            "CreatedById": user,
+            "LastModifiedDate": self.stamp(),
+            "LastModifiedById": user,
+            "SystemModstamp": self.stamp(),
+        }
+        row.update((key, value) for key, value in stamps.items() if key in row)
         return row
+
+    def _touch(self, row: Row, user: str) -> None:
+        """Stamp a change on the audit fields the record's object has."""
+        stamps = {
+            "LastModifiedDate": self.stamp(),
+            "LastModifiedById": user,
+            "SystemModstamp": self.stamp(),
+        }
+        row.update((key, value) for key, value in stamps.items() if key in row)
 
     # -- dispatch ------------------------------------------------------------------------------
 
@@ -363,6 +538,8 @@ class Org:
             if method == "GET":
                 return json_reply(200, self._object_info(obj, version))
             if method == "POST":
+                if not obj.flags["createable"]:
+                    raise not_allowed(method, ("GET", "HEAD"))
                 record_id = self.create(obj.name, _json_object(request.body), user)
                 return json_reply(201, {"id": record_id, "success": True, "errors": []})
         if len(parts) == 3 and parts[2] == "describe" and method == "GET":
@@ -376,10 +553,15 @@ class Org:
     def _record_call(
         self, request: Request, version: str, obj: SObject, record_id: str, user: str
     ) -> Reply:
+        allowed = ("GET", "HEAD", *_row_methods(obj))
+        if request.method in ("PATCH", "DELETE") and request.method not in allowed:
+            # Users are deactivated, never deleted; group members and permission set
+            # assignments are added and removed, never edited.
+            raise not_allowed(request.method, allowed)
         if request.method in ("PATCH", "DELETE"):
             # A record in the recycle bin is still known: a write to it says so.
             binned = self._lookup(obj.name, record_id)
-            if binned is not None and binned["IsDeleted"]:
+            if binned is not None and binned.get("IsDeleted"):
                 raise Refused(404, "ENTITY_IS_DELETED", "entity is deleted", [])
         row = self.find(obj.name, record_id)
         if request.method == "GET":
@@ -390,14 +572,6 @@ class Org:
             self.update(obj.name, row["Id"], _json_object(request.body), user)
             return no_content()
         if request.method == "DELETE":
-            if obj.name == "User":
-                # Users are deactivated (IsActive false), never deleted.
-                raise Refused(
-                    405,
-                    "METHOD_NOT_ALLOWED",
-                    "HTTP Method 'DELETE' not allowed. Allowed are GET,HEAD,PATCH",
-                    None,
-                )
             self.delete(obj.name, row["Id"], user)
             return no_content()
         raise not_found()
@@ -407,9 +581,7 @@ class Org:
     ) -> Reply:
         spec = _external_field(obj, name)
         matches = [
-            row
-            for row in self.rows[obj.name].values()
-            if not row["IsDeleted"] and row.get(spec.name) == value
+            row for row in self.rows[obj.name].values() if live(row) and row.get(spec.name) == value
         ]
         if request.method == "GET":
             if not matches:
@@ -439,7 +611,7 @@ class Org:
 
     def find(self, name: str, record_id: str) -> Row:
         row = self._lookup(name, record_id)
-        if row is None or row["IsDeleted"]:
+        if row is None or not live(row):
             raise not_found()
         return row
 
@@ -455,24 +627,31 @@ class Org:
         for (object_name, field_name), default in PICKLIST_DEFAULTS.items():
             if object_name == name and sent.get(field_name) in (None, ""):
                 sent[field_name] = default
-        if name in ("Account", "Contact", "Lead", "Opportunity", "Case", "Task"):
+        if obj.has("OwnerId") and obj.field("OwnerId").createable:
             sent.setdefault("OwnerId", user)
         missing = [
             spec.name for spec in obj.fields if spec.required and sent.get(spec.name) in (None, "")
         ]
         if missing:
             raise required_missing(missing)
+        self._unique_pair(name, sent)
         record_id = self.new_id(obj.key_prefix)
         row = self._system_fields(name, record_id, sent, user)
         if name == "Case":
             row["CaseNumber"] = self.case_number()
-        if name == "Product2" and row["IsActive"] is None:
-            row["IsActive"] = False
-        if name == "User" and row["IsActive"] is None:
-            row["IsActive"] = True
+        if name == "User":
+            if row["IsActive"] is None:
+                row["IsActive"] = True
+            self._new_user(row)
+        # A checkbox is never null: one a create leaves out is false.
+        for spec in obj.fields:
+            if spec.type == "boolean" and row[spec.name] is None:
+                row[spec.name] = False
+        self._created(obj, row, user)
         self._derive(obj, None, row, sent)
         self.rows[name][record_id] = row
         self._roll_up(row if name == "OpportunityLineItem" else None)
+        self._after_create(name, row, user)
         return record_id
 
     def update(self, name: str, record_id: str, values: Mapping[str, Any], user: str) -> None:
@@ -492,18 +671,22 @@ class Org:
             raise required_missing(cleared)
         after = {**row, **sent}
         self._derive(obj, row, after, sent)
-        after.update(
-            LastModifiedDate=self.stamp(), LastModifiedById=user, SystemModstamp=self.stamp()
-        )
+        self._touch(after, user)
         self.rows[name][row["Id"]] = after
         self._roll_up(after if name == "OpportunityLineItem" else None)
+        self._after_update(name, row, after, user)
 
     def delete(self, name: str, record_id: str, user: str) -> None:
+        obj = OBJECTS[name]
         row = self.find(name, record_id)
-        row.update(IsDeleted=True, SystemModstamp=self.stamp())
+        self._before_delete(name, row)
+        if obj.soft_deleted:
+            row.update(IsDeleted=True, SystemModstamp=self.stamp())
+        else:
+            del self.rows[name][row["Id"]]
         for child, reference in CASCADES.get(name, ()):
             for other in list(self.rows[child].values()):
-                if other[reference] == row["Id"] and not other["IsDeleted"]:
+                if other[reference] == row["Id"] and live(other):
                     self.delete(child, other["Id"], user)
         if name == "OpportunityLineItem":
             self._roll_up(row)
@@ -534,7 +717,7 @@ class Org:
         for spec in obj.fields:
             if spec.unique and sent.get(spec.name) not in (None, ""):
                 for other in self.rows[obj.name].values():
-                    if not other["IsDeleted"] and other.get(spec.name) == sent[spec.name]:
+                    if live(other) and other.get(spec.name) == sent[spec.name]:
                         raise Refused(
                             400,
                             "DUPLICATE_VALUE",
@@ -597,16 +780,20 @@ class Org:
         return str(value)
 
     def _reference(self, spec: Field, value: str) -> str:
-        if not _ID.match(value) or value[:3] not in BY_PREFIX:
+        target = BY_PREFIX.get(value[:3])
+        if _ID.match(value) and target is None and len(catalogued(spec)) < len(spec.reference_to):
+            # An id of an object this org does not ship (a user license, a call center): well
+            # formed is all that can be checked.
+            return value
+        if not _ID.match(value) or target is None:
             raise Refused(
                 400,
                 "MALFORMED_ID",
                 f"{spec.label}: id value of incorrect type: {value}",
                 [spec.name],
             )
-        target = BY_PREFIX[value[:3]]
         row = self._lookup(target, value)
-        if target not in spec.reference_to or row is None or row["IsDeleted"]:
+        if target not in spec.reference_to or row is None or not live(row):
             raise Refused(
                 400,
                 "INVALID_CROSS_REFERENCE_KEY",
@@ -621,6 +808,8 @@ class Org:
         if obj.has("FirstName") and obj.name != "Account":
             first = after.get("FirstName")
             after["Name"] = f"{first} {after['LastName']}" if first else after["LastName"]
+        if obj.has("Address"):
+            after["Address"] = _address(after)
         if obj.name == "Opportunity":
             self._stage(before, after, sent)
         elif obj.name == "Case":
@@ -674,6 +863,164 @@ class Org:
         ]
         if totals:
             opportunity["Amount"] = round(sum(totals), 2)
+
+    # -- users, roles, groups and permission sets ----------------------------------------------
+
+    def _new_user(self, row: Row) -> None:
+        """What the platform fills on a new user: a generated nickname, the photo URLs, the
+        type of its profile's license and the settings a new user starts with."""
+        if row["CommunityNickname"] is None:
+            moment = int((self.now - datetime(1970, 1, 1)).total_seconds() * 1000)
+            row["CommunityNickname"] = f"User{moment}{self.next_number('Nickname'):07d}"
+        for (object_name, field_name), default in PICKLIST_DEFAULTS.items():
+            if object_name == "User" and row[field_name] is None:
+                row[field_name] = default
+        profile = self._lookup("Profile", row["ProfileId"]) if row["ProfileId"] else None
+        row["UserType"] = profile["UserType"] if profile is not None else "Standard"
+        files = self.host.replace(".my.salesforce.com", ".file.force.com")
+        for name, size in (("FullPhotoUrl", "F"), ("SmallPhotoUrl", "T"), ("MediumPhotoUrl", "M")):
+            row[name] = f"{files}/profilephoto/005/{size}"
+        for name, size in (("BannerPhotoUrl", "B"), ("SmallBannerPhotoUrl", "D")):
+            row[name] = f"/profilephoto/005/{size}"
+        row["MediumBannerPhotoUrl"] = "/profilephoto/005/E"
+        row["BadgeText"] = ""
+        row["OutOfOfficeMessage"] = row["OutOfOfficeMessage"] or ""
+        row["NumberOfFailedLogins"] = 0
+        # A new user works for the organization, in its country, unless told otherwise.
+        row["CompanyName"] = row["CompanyName"] or COMPANY
+        row["Country"] = row["Country"] or COUNTRY
+        for name in NEW_USER_SETTINGS:
+            if row[name] is None:
+                row[name] = True
+        for spec in OBJECTS["User"].fields:
+            if spec.type == "boolean" and row[spec.name] is None:
+                row[spec.name] = False
+
+    def _created(self, obj: SObject, row: Row, user: str) -> None:
+        """Fields the platform fills on a new role, group or permission set."""
+        if obj.name == "UserRole" and row["DeveloperName"] is None:
+            row["DeveloperName"] = re.sub(r"[^A-Za-z0-9]", "", row["Name"]) or None
+        if obj.name == "UserRole":
+            row["ContactAccessForAccountOwner"] = row["ContactAccessForAccountOwner"] or "Edit"
+            row["PortalType"] = row["PortalType"] or "None"
+        if obj.name == "Group":
+            # Groups belong to the organization, whoever creates them.
+            row["OwnerId"] = ORG_ID
+            if row["DeveloperName"] is None:
+                row["DeveloperName"] = re.sub(r"\W+", "_", row["Name"]).strip("_") or None
+        if obj.name == "PermissionSet":
+            row["IsCustom"] = True
+
+    def _after_create(self, name: str, row: Row, user: str) -> None:
+        if name == "UserRole":
+            # Every role comes with two sharing groups: the role itself, and the role with
+            # its subordinates.
+            for kind in ("Role", "RoleAndSubordinates"):
+                group_id = self.new_id(OBJECTS["Group"].key_prefix)
+                self.rows["Group"][group_id] = self._system_fields(
+                    "Group",
+                    group_id,
+                    {
+                        "DeveloperName": row["DeveloperName"],
+                        "RelatedId": row["Id"],
+                        "Type": kind,
+                        "OwnerId": ORG_ID,
+                        "DoesSendEmailToMembers": False,
+                        "DoesIncludeBosses": True,
+                    },
+                    user,
+                )
+        if name == "User":
+            self._assign_profile(row, user)
+
+    def _after_update(self, name: str, before: Row, after: Row, user: str) -> None:
+        if name == "User" and before["ProfileId"] != after["ProfileId"]:
+            self._assign_profile(after, user)
+        if name == "Profile":
+            # A profile's permissions live in the permission set it owns.
+            owned = self._owned_set(after["Id"])
+            mirrored = {field: after[name] for name, field in SET_FIELDS.items()}
+            if owned is not None and any(owned[k] != v for k, v in mirrored.items()):
+                owned.update(mirrored)
+                self._touch(owned, user)
+
+    def _before_delete(self, name: str, row: Row) -> None:
+        """A role someone holds, or a permission set assigned to anyone, stays; a role's
+        sharing groups go with it."""
+        held = IN_USE.get(name)
+        if held is not None:
+            child, reference, label, reason = held
+            if any(
+                live(other) and other[reference] == row["Id"] for other in self.rows[child].values()
+            ):
+                raise Refused(
+                    400,
+                    "DELETE_FAILED",
+                    f"Your attempt to delete {row[label]} could not be completed because {reason}.",
+                    [],
+                )
+        if name == "UserRole":
+            for group in list(self.rows["Group"].values()):
+                if group["RelatedId"] == row["Id"]:
+                    self.delete("Group", group["Id"], row["Id"])
+
+    def _unique_pair(self, name: str, sent: Row) -> None:
+        """A user or group joins a group once, and is assigned a permission set once."""
+        pair = UNIQUE_PAIRS.get(name)
+        if pair is None:
+            return
+        if any(sent.get(key) is None for key in pair):
+            return
+        for other in self.rows[name].values():
+            if all(other[key] == sent[key] for key in pair):
+                raise Refused(
+                    400,
+                    "DUPLICATE_VALUE",
+                    "duplicate value found: <unknown> duplicates value on record with id: "
+                    "<unknown>",
+                    [],
+                )
+
+    def _owned_set(self, profile_id: str) -> Row | None:
+        return next(
+            (
+                permission_set
+                for permission_set in self.rows["PermissionSet"].values()
+                if permission_set["ProfileId"] == profile_id and permission_set["IsOwnedByProfile"]
+            ),
+            None,
+        )
+
+    def _of_profile(self, assignment: Row) -> bool:
+        """Whether the assignment is of a permission set a profile owns."""
+        assigned = assignment["PermissionSetId"]
+        permission_set = self._lookup("PermissionSet", assigned) if assigned else None
+        return permission_set is not None and bool(permission_set["IsOwnedByProfile"])
+
+    def _assign_profile(self, user: Row, actor: str) -> None:
+        """A user holds its profile through an assignment of the permission set the profile
+        owns: one assignment, moved when the profile changes."""
+        owned = self._owned_set(user["ProfileId"]) if user["ProfileId"] else None
+        current = next(
+            (
+                assignment
+                for assignment in self.rows["PermissionSetAssignment"].values()
+                if assignment["AssigneeId"] == user["Id"] and self._of_profile(assignment)
+            ),
+            None,
+        )
+        if current is not None and owned is not None:
+            current.update(PermissionSetId=owned["Id"], SystemModstamp=self.stamp())
+        elif current is not None:
+            del self.rows["PermissionSetAssignment"][current["Id"]]
+        elif owned is not None:
+            assignment_id = self.new_id(OBJECTS["PermissionSetAssignment"].key_prefix)
+            self.rows["PermissionSetAssignment"][assignment_id] = self._system_fields(
+                "PermissionSetAssignment",
+                assignment_id,
+                {"PermissionSetId": owned["Id"], "AssigneeId": user["Id"]},
+                actor,
+            )
 
     def _convert(self, lead_id: str, options: Row, user: str) -> Reply:
         """Apex `Database.convertLead`: an Account, a Contact and (unless told not to) an
@@ -776,11 +1123,11 @@ class Org:
 
     def _object_info(self, obj: SObject, version: str) -> dict[str, Any]:
         recent = sorted(
-            (row for row in self.rows[obj.name].values() if not row["IsDeleted"]),
-            key=lambda row: str(row["LastModifiedDate"]),
+            (row for row in self.rows[obj.name].values() if live(row)),
+            key=lambda row: str(row["SystemModstamp"]),
             reverse=True,
         )[:3]
-        names = ["Id", obj.name_field] if obj.has(obj.name_field) else ["Id"]
+        names = ["Id", obj.name_field] if obj.name_field is not None else ["Id"]
         return {
             "objectDescribe": _object_summary(obj, version),
             "recentItems": [self.render(obj, row, version, names) for row in recent],
@@ -789,17 +1136,19 @@ class Org:
     def describe(self, obj: SObject, version: str) -> dict[str, Any]:
         summary = _object_summary(obj, version)
         base = summary["urls"]["sobject"]
-        # The full describe also points at the layouts and at the classic UI's record pages.
-        urls = {
-            **summary["urls"],
-            "compactLayouts": f"{base}/describe/compactLayouts",
-            "layouts": f"{base}/describe/layouts",
-            "namedLayouts": f"{base}/describe/namedLayouts/{{LayoutName}}",
-            "quickActions": f"{base}/quickActions",
-            "uiDetailTemplate": f"{self.host}/{{ID}}",
-            "uiEditTemplate": f"{self.host}/{{ID}}/e",
-            "uiNewRecord": f"{self.host}/{obj.key_prefix}/e",
-        }
+        # The full describe also points at the layouts and at the classic UI's record pages,
+        # for objects that have them.
+        urls = dict(summary["urls"])
+        if obj.flags["compactLayoutable"]:
+            urls["compactLayouts"] = f"{base}/describe/compactLayouts"
+        if obj.flags["layoutable"]:
+            urls["layouts"] = f"{base}/describe/layouts"
+            urls["namedLayouts"] = f"{base}/describe/namedLayouts/{{LayoutName}}"
+            urls["quickActions"] = f"{base}/quickActions"
+        if obj.flags["compactLayoutable"]:
+            urls["uiDetailTemplate"] = f"{self.host}/{{ID}}"
+            urls["uiEditTemplate"] = f"{self.host}/{{ID}}/e"
+            urls["uiNewRecord"] = f"{self.host}/{obj.key_prefix}/e"
         if obj.name == "User":
             urls["passwordUtilities"] = f"{base}/{{ID}}/password"
         return {
@@ -810,7 +1159,7 @@ class Org:
                 {
                     "childSObject": child.name,
                     "field": spec.name,
-                    "relationshipName": _child_relationship(child),
+                    "relationshipName": _child_relationship(child, spec),
                     "cascadeDelete": (child.name, spec.name) in CASCADES.get(obj.name, ()),
                     "deprecatedAndHidden": False,
                     "junctionIdListNames": [],
@@ -822,7 +1171,6 @@ class Org:
                 if obj.name in spec.reference_to
                 and spec.name not in ("CreatedById", "LastModifiedById", "OwnerId")
             ],
-            "nameField": obj.name_field if obj.has(obj.name_field) else None,
             **_describe_flags(obj),
         }
 
@@ -849,7 +1197,7 @@ class Org:
         views = [
             self._view(obj, row, paths)
             for row in self.rows[obj.name].values()
-            if include_deleted or not row["IsDeleted"]
+            if include_deleted or live(row)
         ]
         page, total = evaluate(
             views,
@@ -880,7 +1228,7 @@ class Org:
             raise Refused(400, "MALFORMED_SEARCH", malformed_query_message(error), None) from None
         matches = match_term(parsed.term)
         wanted = parsed.returning or tuple(
-            SoslReturning(name) for name in OBJECTS if name != "OpportunityLineItem"
+            SoslReturning(name) for name, obj in OBJECTS.items() if obj.flags["searchable"]
         )
         found: list[dict[str, Any]] = []
         for item in wanted:
@@ -900,7 +1248,7 @@ class Org:
             views = [
                 self._view(obj, row, paths)
                 for row in self.rows[obj.name].values()
-                if not row["IsDeleted"]
+                if live(row)
                 and any(isinstance(row[name], str) and matches(row[name]) for name in searched)
             ]
             page, _ = evaluate(
@@ -958,7 +1306,8 @@ class Org:
             if last and current.has(part):
                 return
             relation = current.relationship(part) if not last else None
-            if relation is None:
+            targets = catalogued(relation) if relation is not None else ()
+            if not targets:
                 raise _query_error(
                     text,
                     part,
@@ -968,7 +1317,7 @@ class Org:
                     "name. Please reference your WSDL or the describe call for the appropriate "
                     "names.",
                 )
-            current = OBJECTS[relation.reference_to[0]]
+            current = OBJECTS[targets[0]]
 
     def _view(self, obj: SObject, row: Row, paths: Iterable[str]) -> Row:
         """The row with each relationship the query's paths walk (`Account.Owner.Name`)
@@ -1010,7 +1359,7 @@ def _place(out: dict[str, Any], obj: SObject, view: Row, parts: list[str], versi
     if len(parts) == 1:
         if not obj.has(parts[0]):
             # Through a polymorphic relationship `Name` is the target's name field.
-            out["Name"] = view.get(obj.name_field)
+            out["Name"] = view.get(obj.name_field) if obj.name_field is not None else None
             return
         out[obj.field(parts[0]).name] = view.get(obj.field(parts[0]).name)
         return
@@ -1033,7 +1382,7 @@ def _searched_fields(obj: SObject, scope: str) -> tuple[str, ...]:
     """The fields a SOSL scope looks in: NAME the name fields, EMAIL and PHONE those types, ALL
     every text field."""
     if scope == "NAME":
-        names = {obj.name_field, "FirstName", "LastName", "Company"}
+        names = {obj.name_field or "Id", "FirstName", "LastName", "Company"}
         return tuple(spec.name for spec in obj.fields if spec.name in names)
     kinds = {"EMAIL": ("email",), "PHONE": ("phone",)}.get(
         scope, ("string", "textarea", "email", "phone", "url", "picklist")
@@ -1085,11 +1434,11 @@ def _object_summary(obj: SObject, version: str) -> dict[str, Any]:
         "labelPlural": obj.label_plural,
         "keyPrefix": obj.key_prefix,
         "custom": False,
-        "createable": True,
-        "updateable": True,
-        "deletable": True,
-        "queryable": True,
-        "searchable": obj.name not in ("OpportunityLineItem",),
+        "createable": obj.flags["createable"],
+        "updateable": obj.flags["updateable"],
+        "deletable": obj.flags["deletable"],
+        "queryable": obj.flags["queryable"],
+        "searchable": obj.flags["searchable"],
         "urls": {
             "sobject": base,
             "describe": f"{base}/describe",
@@ -1100,15 +1449,16 @@ def _object_summary(obj: SObject, version: str) -> dict[str, Any]:
 
 def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
     listed = PICKLISTS.get(spec.picklist or "", ()) if spec.type == "picklist" else ()
+    labels = PICKLIST_LABELS.get(spec.picklist or "", {})
     default = PICKLIST_DEFAULTS.get((obj.name, spec.name))
     return {
         "name": spec.name,
         "label": spec.label,
         "type": spec.type,
-        "nillable": not spec.required and spec.type != "boolean" and spec.name != "Id",
+        "nillable": spec.nillable,
         "createable": spec.createable,
         "updateable": spec.updateable,
-        "defaultedOnCreate": spec.name in ("Id", "OwnerId", "CreatedDate") or default is not None,
+        "defaultedOnCreate": spec.defaulted or spec.name == "Id",
         "externalId": spec.external_id,
         "unique": spec.unique,
         "restrictedPicklist": spec.type == "picklist",
@@ -1116,7 +1466,7 @@ def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
             {
                 "active": True,
                 "defaultValue": value == default,
-                "label": value,
+                "label": labels.get(value, value),
                 "validFor": None,  # no controlling field: every value is valid
                 "value": value,
             }
@@ -1124,7 +1474,7 @@ def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
         ],
         "referenceTo": list(spec.reference_to),
         "relationshipName": spec.relationship,
-        **_field_facts(obj, spec),
+        **_field_facts(obj, spec, default),
     }
 
 
@@ -1139,6 +1489,7 @@ _SOAP_TYPES: Final[Mapping[str, str]] = {
     "int": "xsd:int",
     "date": "xsd:date",
     "datetime": "xsd:dateTime",
+    "address": "urn:address",
 }
 _LENGTHS: Final[Mapping[str, int]] = {
     "id": 18,
@@ -1157,17 +1508,44 @@ _NUMBERS: Final[Mapping[str, tuple[int, int, int]]] = {
     "percent": (3, 0, 0),
     "int": (0, 0, 9),
 }
+# URL fields that hold an image (a user's photo in two sizes).
+_IMAGE_URLS: Final = frozenset({"SmallPhotoUrl", "MediumPhotoUrl"})
 
 
-def _field_facts(obj: SObject, spec: Field) -> dict[str, Any]:
+def _extra_type(obj: SObject, spec: Field) -> str | None:
+    """The finer kind describe gives some fields: a person's name parts, plain text areas,
+    image URLs."""
+    if spec.name in ("FirstName", "LastName", "Name") and obj.has("FirstName"):
+        return "personname"
+    if spec.type == "textarea":
+        return "plaintextarea"
+    if spec.type == "url" and spec.name in _IMAGE_URLS:
+        return "imageurl"
+    return None
+
+
+def _compound(obj: SObject, spec: Field) -> str | None:
+    """The compound field a field is part of: a person's Name, an Address."""
+    if spec.name in ("FirstName", "LastName") and obj.has("Name"):
+        return "Name"
+    if spec.name in ADDRESS_PARTS.values() and obj.has("Address"):
+        return "Address"
+    return None
+
+
+def _field_facts(obj: SObject, spec: Field, default: str | None) -> dict[str, Any]:
     """The rest of a field's describe: what a client checks before it filters, sorts, groups
     or writes, with the values a standard field of that type has."""
     length = _LENGTHS.get(spec.type, 0)
     precision, scale, digits = _NUMBERS.get(spec.type, (0, 0, 0))
     long_text = spec.type == "textarea"
     polymorphic = len(spec.reference_to) > 1
+    # Checkboxes the platform defaults sort and group; the long permission and preference
+    # families do neither.
+    checkbox = spec.type == "boolean"
+    ordered = spec.defaulted if checkbox else not long_text
     return {
-        "aggregatable": not long_text,
+        "aggregatable": not long_text and not checkbox and spec.type != "address",
         "aiPredictionField": False,
         "autoNumber": spec.name == "CaseNumber",
         "byteLength": length if spec.type in ("id", "reference") else length * 3,
@@ -1175,21 +1553,22 @@ def _field_facts(obj: SObject, spec: Field) -> dict[str, Any]:
         "calculatedFormula": None,
         "cascadeDelete": False,
         "caseSensitive": False,
-        "compoundFieldName": None,
+        "compoundFieldName": _compound(obj, spec),
         "controllerName": None,
         "custom": spec.name.endswith("__c"),
-        "defaultValue": False if spec.type == "boolean" else None,
+        "defaultValue": (False if spec.defaulted else None) if checkbox else default,
         "defaultValueFormula": None,
         "dependentPicklist": False,
         "deprecatedAndHidden": False,
         "digits": digits,
         "displayLocationInDecimal": False,
         "encrypted": False,
-        "extraTypeInfo": None,
+        "extraTypeInfo": _extra_type(obj, spec),
         "filterable": not long_text,
         "filteredLookupInfo": None,
         "formulaTreatNullNumberAsZero": False,
-        "groupable": spec.type not in ("textarea", "currency", "double", "percent", "datetime"),
+        "groupable": ordered
+        and spec.type not in ("textarea", "currency", "double", "percent", "datetime", "address"),
         "highScaleNumber": False,
         "htmlFormatted": False,
         "idLookup": spec.name == "Id" or spec.external_id or spec.unique,
@@ -1202,63 +1581,65 @@ def _field_facts(obj: SObject, spec: Field) -> dict[str, Any]:
         "permissionable": not spec.required and spec.createable and spec.name != "Id",
         "polymorphicForeignKey": polymorphic,
         "precision": precision,
-        "queryByDistance": False,
+        "queryByDistance": spec.type == "address",
         "referenceTargetField": None,
         "relationshipOrder": None,
         "restrictedDelete": False,
         "scale": scale,
         "searchPrefilterable": False,
         "soapType": _SOAP_TYPES.get(spec.type, "xsd:string"),
-        "sortable": not long_text,
+        "sortable": ordered and spec.type != "address",
         "writeRequiresMasterRead": False,
     }
 
 
 def _describe_flags(obj: SObject) -> dict[str, Any]:
-    """What an object's describe says about it beyond its fields: a standard object's flags."""
+    """What an object's describe says about it beyond its fields."""
+    flags = obj.flags
     return {
         "actionOverrides": [],
         "activateable": False,
         "associateEntityType": None,
         "associateParentEntity": None,
-        "compactLayoutable": True,
+        "compactLayoutable": flags["compactLayoutable"],
         "customSetting": False,
         "deepCloneable": False,
         "defaultImplementation": None,
         "deprecatedAndHidden": False,
         "extendedBy": None,
         "extendsInterfaces": None,
-        "feedEnabled": obj.name != "Task",
+        "feedEnabled": flags["feedEnabled"],
         "hasSubtypes": False,
         "implementedBy": None,
         "implementsInterfaces": None,
         "isInterface": False,
         "isSubtype": False,
-        "layoutable": True,
+        "layoutable": flags["layoutable"],
         "listviewable": None,
         "lookupLayoutable": None,
-        "mergeable": obj.name in ("Account", "Contact", "Lead", "Case"),
-        "mruEnabled": True,
+        "mergeable": flags["mergeable"],
+        "mruEnabled": flags["mruEnabled"],
         "namedLayoutInfos": [],
         "networkScopeFieldName": None,
         "recordTypeInfos": [],
-        "replicateable": True,
+        "replicateable": flags["replicateable"],
         "retrieveable": True,
-        "searchLayoutable": True,
+        "searchLayoutable": flags["searchLayoutable"],
         "sobjectDescribeOption": "FULL",
         "supportedScopes": [{"label": f"All {obj.label_plural.lower()}", "name": "everything"}],
-        "triggerable": True,
-        # Users are deactivated, never deleted, so none wait in the recycle bin.
-        "undeletable": obj.name != "User",
+        "triggerable": flags["triggerable"],
+        "undeletable": flags["undeletable"],
     }
 
 
-def _child_relationship(child: SObject) -> str:
-    return (
-        child.label_plural.replace(" ", "")
-        if child.name != "OpportunityLineItem"
-        else ("OpportunityLineItems")
-    )
+def _child_relationship(child: SObject, spec: Field) -> str | None:
+    """The name a parent gives its children through `spec` (`Contacts` for Contact.AccountId),
+    or None where the relationship cannot be walked from the parent."""
+    if (child.name, spec.name) in CHILD_RELATIONSHIPS:
+        return CHILD_RELATIONSHIPS[child.name, spec.name]
+    if spec.relationship is None:
+        return None
+    return child.label_plural.replace(" ", "")
 
 
 def _external_field(obj: SObject, name: str) -> Field:
@@ -1326,15 +1707,17 @@ def _token_reply(org: Org, form: Mapping[str, str]) -> Reply:
 
 
 def token_answer(org: Org, token: str, user_id: str, signature: str) -> dict[str, Any]:
-    """A granted token as Salesforce answers it: the session id, the instance, the identity URL
-    (org and user id), when it was issued (epoch milliseconds) and its signature."""
+    """A granted token as Salesforce answers it, in its key order: the session id, its
+    signature, the connected app's scopes, the instance, the identity URL (org and user id) and
+    when it was issued (epoch milliseconds)."""
     return {
         "access_token": token,
+        "signature": signature,
+        "scope": SCOPES,
         "instance_url": org.host,
         "id": identity_url(user_id),
         "token_type": "Bearer",
         "issued_at": str(int((org.now - datetime(1970, 1, 1)).total_seconds() * 1000)),
-        "signature": signature,
     }
 
 
