@@ -668,3 +668,163 @@ def test_an_object_describe_states_fields_picklists_and_defaults(desk: Desk) -> 
         False,
     )
     assert fields["ConvertedAccountId"]["referenceTo"] == ["Account"]
+
+
+# -- access: roles, profiles, groups, permission sets --------------------------------------------
+
+
+def profile_of(desk: Desk, name: str = "System Administrator") -> str:
+    found = desk.org.find_profile(name)
+    assert found is not None
+    return found
+
+
+def new_user(desk: Desk, username: str, **values: Any) -> str:
+    return desk.create(
+        "User",
+        **{
+            "Username": username,
+            "LastName": "Ito",
+            "Alias": "ito",
+            "Email": username,
+            "TimeZoneSidKey": "Europe/London",
+            "LocaleSidKey": "en_GB",
+            "EmailEncodingKey": "UTF-8",
+            "LanguageLocaleKey": "en_US",
+            "ProfileId": profile_of(desk),
+            **values,
+        },
+    )
+
+
+def test_a_user_needs_a_profile(desk: Desk) -> None:
+    reply = desk.call("POST", f"{DATA}/sobjects/User", {"Username": "x@test.example"})
+    assert error(reply)[1] == "REQUIRED_FIELD_MISSING"
+    assert "ProfileId" in (error(reply)[2] or [])
+
+
+def test_a_new_role_brings_its_two_sharing_groups_and_takes_them_when_deleted(
+    desk: Desk,
+) -> None:
+    role = desk.create("UserRole", Name="VP, Sales", OpportunityAccessForAccountOwner="Edit")
+    soql = f"SELECT DeveloperName, Type, OwnerId FROM Group WHERE RelatedId = '{role}'"
+    groups = desk.query(soql).body.value["records"]
+    assert sorted((g["DeveloperName"], g["Type"]) for g in groups) == [
+        ("VPSales", "Role"),
+        ("VPSales", "RoleAndSubordinates"),
+    ]
+    assert {g["OwnerId"][:3] for g in groups} == {"00D"}
+    assert desk.call("DELETE", f"{DATA}/sobjects/UserRole/{role}").status == 204
+    assert desk.query(soql).body.value["totalSize"] == 0
+    # Setup records are deleted outright: not even queryAll sees them.
+    every = desk.call("GET", f"{DATA}/queryAll", params=[("q", soql)])
+    assert every.body.value["totalSize"] == 0
+
+
+def test_a_user_holds_its_profile_through_one_assignment_that_follows_the_profile(
+    desk: Desk,
+) -> None:
+    user = new_user(desk, "ito@test.example")
+    reader = desk.org.add_profile("Read Only", "1005g0000000009AAA", "Standard", ["RunReports"])
+    soql = (
+        "SELECT PermissionSet.ProfileId FROM PermissionSetAssignment "
+        f"WHERE AssigneeId = '{user}' AND PermissionSet.IsOwnedByProfile = true"
+    )
+    (held,) = desk.query(soql).body.value["records"]
+    assert held["PermissionSet"]["ProfileId"] == profile_of(desk)
+    assert desk.patch("User", user, ProfileId=reader).status == 204
+    (held,) = desk.query(soql).body.value["records"]
+    assert held["PermissionSet"]["ProfileId"] == reader
+
+
+def test_a_profile_s_permissions_are_the_permission_set_it_owns(desk: Desk) -> None:
+    profile = profile_of(desk)
+    assert desk.patch("Profile", profile, PermissionsApiEnabled=False).status == 204
+    (owned,) = desk.query(
+        "SELECT PermissionsApiEnabled FROM PermissionSet "
+        f"WHERE ProfileId = '{profile}' AND IsOwnedByProfile = true"
+    ).body.value["records"]
+    assert owned["PermissionsApiEnabled"] is False
+    refused = desk.call("POST", f"{DATA}/sobjects/Profile", {"Name": "Copy"})
+    assert error(refused)[:2] == (405, "METHOD_NOT_ALLOWED")
+
+
+def test_a_membership_and_an_assignment_exist_once(desk: Desk) -> None:
+    user = new_user(desk, "ito@test.example")
+    group = desk.create("Group", Name="Renewals Desk", Type="Regular")
+    assert desk.row("Group", group)["DeveloperName"] == "Renewals_Desk"
+    desk.create("GroupMember", GroupId=group, UserOrGroupId=user)
+    again = desk.call(
+        "POST", f"{DATA}/sobjects/GroupMember", {"GroupId": group, "UserOrGroupId": user}
+    )
+    assert error(again)[:2] == (400, "DUPLICATE_VALUE")
+    granted = desk.create("PermissionSet", Name="Pricing", Label="Pricing")
+    desk.create("PermissionSetAssignment", AssigneeId=user, PermissionSetId=granted)
+    twice = desk.call(
+        "POST",
+        f"{DATA}/sobjects/PermissionSetAssignment",
+        {"AssigneeId": user, "PermissionSetId": granted},
+    )
+    assert error(twice)[:2] == (400, "DUPLICATE_VALUE")
+
+
+def test_what_is_in_use_is_not_deleted_and_a_group_takes_its_members(desk: Desk) -> None:
+    role = desk.create("UserRole", Name="Support", OpportunityAccessForAccountOwner="Read")
+    user = new_user(desk, "ito@test.example", UserRoleId=role)
+    held = desk.call("DELETE", f"{DATA}/sobjects/UserRole/{role}")
+    assert error(held)[:2] == (400, "DELETE_FAILED")
+    granted = desk.create("PermissionSet", Name="Pricing", Label="Pricing")
+    assignment = desk.create("PermissionSetAssignment", AssigneeId=user, PermissionSetId=granted)
+    assigned = desk.call("DELETE", f"{DATA}/sobjects/PermissionSet/{granted}")
+    assert error(assigned)[:2] == (400, "DELETE_FAILED")
+    assert (
+        desk.call("DELETE", f"{DATA}/sobjects/PermissionSetAssignment/{assignment}").status == 204
+    )
+    assert desk.call("DELETE", f"{DATA}/sobjects/PermissionSet/{granted}").status == 204
+    group = desk.create("Group", Name="Support Team", Type="Regular")
+    member = desk.create("GroupMember", GroupId=group, UserOrGroupId=user)
+    assert desk.call("PATCH", f"{DATA}/sobjects/GroupMember/{member}", {}).status == 405
+    assert desk.call("DELETE", f"{DATA}/sobjects/Group/{group}").status == 204
+    assert desk.call("GET", f"{DATA}/sobjects/GroupMember/{member}").status == 404
+
+
+def test_a_new_user_gets_the_platform_s_defaults(desk: Desk) -> None:
+    user = desk.row("User", new_user(desk, "ito@test.example", City="Leeds"))
+    assert re.fullmatch(r"User\d{20}", user["CommunityNickname"])
+    assert (user["UserType"], user["CompanyName"], user["DigestFrequency"]) == (
+        "Standard",
+        "Acme Corporation",
+        "N",
+    )
+    assert user["Address"] == {
+        "city": "Leeds",
+        "country": "US",
+        "geocodeAccuracy": None,
+        "latitude": None,
+        "longitude": None,
+        "postalCode": None,
+        "state": None,
+        "street": None,
+    }
+    assert user["UserPreferencesReminderSoundOff"] is False
+    assert desk.row("User", desk.org.sessions[desk.token])["LastLoginDate"] is not None
+
+
+def test_soql_walks_from_users_and_members_to_their_roles_profiles_and_groups(desk: Desk) -> None:
+    role = desk.create("UserRole", Name="Support", OpportunityAccessForAccountOwner="Read")
+    user = new_user(desk, "ito@test.example", UserRoleId=role)
+    group = desk.create("Group", Name="Support Team", Type="Regular")
+    desk.create("GroupMember", GroupId=group, UserOrGroupId=user)
+    (found,) = desk.query(
+        f"SELECT Name, UserRole.Name, Profile.Name FROM User WHERE Id = '{user}'"
+    ).body.value["records"]
+    assert (found["UserRole"]["Name"], found["Profile"]["Name"]) == (
+        "Support",
+        "System Administrator",
+    )
+    (member,) = desk.query(
+        "SELECT Group.DeveloperName, UserOrGroupId FROM GroupMember WHERE Group.Type = 'Regular'"
+    ).body.value["records"]
+    assert (member["Group"]["DeveloperName"], member["UserOrGroupId"]) == ("Support_Team", user)
+    unknown = desk.query("SELECT UserOrGroup.Name FROM GroupMember")
+    assert error(unknown)[:2] == (400, "INVALID_FIELD")

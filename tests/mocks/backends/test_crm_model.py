@@ -9,18 +9,23 @@ a date-time. Fields a recording only ever shows null say nothing about their kin
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from myna.errors import MockError
+from myna.mocks import Mock, MockClient
+from myna.mocks.auth import Credentials
 from myna.mocks.backends import BACKENDS, builtin_model
 from myna.mocks.backends.crm.instance import STAGES
 from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS
 from myna.mocks.conformance import ConformanceReport
+from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import FieldSpec, ServiceModel
 from myna.schemas.openapi import dumps
 from myna.traces.reading import read_many
@@ -298,3 +303,44 @@ def test_the_shipped_back_end_answers_95_percent_of_the_real_recordings(
     reasons = Counter(f"{m.method} {m.path}: {m.reason}" for m in conformance.mismatches)
     assert conformance.total == 86
     assert conformance.share >= 0.95, reasons
+
+
+@pytest.fixture(scope="module")
+def recorded_describes() -> dict[str, dict[str, Any]]:
+    if not HAR.is_dir():
+        pytest.skip(f"the real Salesforce recordings are not at {HAR}")
+    return {
+        exchange.path.split("/")[-2]: exchange.response_body.value
+        for session in read_many(sorted(HAR.glob("*.har")))
+        for exchange in session.exchanges
+        if exchange.path.endswith("/describe") and exchange.status == 200
+    }
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", RECORDED)
+def test_the_served_describe_agrees_with_the_recorded_one(
+    recorded_describes: dict[str, dict[str, Any]], name: str
+) -> None:
+    model = builtin_model("crm")
+    mock = Mock(
+        model, SqlStore(model, "sqlite://"), credentials=Credentials(tokens=frozenset({"t"}))
+    )
+    client = MockClient(mock, headers={"Authorization": "Bearer t"})
+    served = json.loads(client.get(f"/services/data/v50.0/sobjects/{name}/describe").body)
+    real = recorded_describes[name]
+    assert set(served) == set(real)
+    for key, value in real.items():
+        if value is not None and not isinstance(value, list | dict):
+            assert type(served[key]) is type(value), key
+    real_keys = {key for entry in real["fields"] for key in entry}
+    assert {key for entry in served["fields"] for key in entry} == real_keys
+    facts = ("name", "type", "createable", "updateable", "nillable", "referenceTo")
+    ours = [tuple(entry[fact] for fact in facts) for entry in served["fields"]]
+    theirs = [tuple(entry[fact] for fact in facts) for entry in real["fields"]]
+    assert ours == theirs
+    for mine, recorded_field in zip(served["fields"], real["fields"], strict=True):
+        assert mine["relationshipName"] == recorded_field["relationshipName"], mine["name"]
+        for key, value in recorded_field.items():
+            if value is not None and mine[key] is not None:
+                assert type(mine[key]) is type(value), (mine["name"], key)

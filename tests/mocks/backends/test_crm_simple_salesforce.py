@@ -256,6 +256,70 @@ def test_limits_report_the_daily_api_requests(sf: Salesforce) -> None:
     assert limits["DailyApiRequests"]["Max"] == 15000
 
 
+# -- access: roles, profiles, groups, permission sets --------------------------------------------
+
+
+def test_an_access_review_reads_every_field_the_describe_names(sf: Salesforce) -> None:
+    role = obj(sf, "UserRole").create(
+        {"Name": "Support", "OpportunityAccessForAccountOwner": "Read"}
+    )
+    assert role["success"] is True
+    for name in (
+        "UserRole",
+        "Profile",
+        "User",
+        "Group",
+        "PermissionSet",
+        "PermissionSetAssignment",
+    ):
+        described = obj(sf, name).describe()
+        fields = [field["name"] for field in described["fields"]]
+        found = sf.query_all(f"SELECT {', '.join(fields)} FROM {name}")
+        assert found["records"], name
+        assert all(list(record)[1:] == fields for record in found["records"]), name
+    # The role's two sharing groups came with it.
+    groups = sf.query(f"SELECT Type FROM Group WHERE RelatedId = '{role['id']}'")
+    assert sorted(group["Type"] for group in groups["records"]) == ["Role", "RoleAndSubordinates"]
+
+
+def test_users_and_members_walk_to_their_roles_profiles_and_groups(sf: Salesforce) -> None:
+    role = obj(sf, "UserRole").create(
+        {"Name": "Support", "OpportunityAccessForAccountOwner": "Read"}
+    )
+    (profile,) = sf.query("SELECT Id FROM Profile WHERE Name = 'System Administrator'")["records"]
+    user = obj(sf, "User").create(
+        {
+            "Username": "ines@acme.example",
+            "LastName": "Alvarez",
+            "Alias": "ialv",
+            "Email": "ines@acme.example",
+            "TimeZoneSidKey": "Europe/London",
+            "LocaleSidKey": "en_GB",
+            "EmailEncodingKey": "UTF-8",
+            "LanguageLocaleKey": "en_US",
+            "ProfileId": profile["Id"],
+            "UserRoleId": role["id"],
+        }
+    )
+    team = obj(sf, "Group").create({"Name": "Support Team", "Type": "Regular"})
+    obj(sf, "GroupMember").create({"GroupId": team["id"], "UserOrGroupId": user["id"]})
+    (found,) = sf.query(
+        "SELECT Name, UserRole.Name, Profile.Name FROM User WHERE Username = 'ines@acme.example'"
+    )["records"]
+    assert (found["UserRole"]["Name"], found["Profile"]["Name"]) == (
+        "Support",
+        "System Administrator",
+    )
+    (member,) = sf.query("SELECT Group.DeveloperName, UserOrGroupId FROM GroupMember")["records"]
+    assert (member["Group"]["DeveloperName"], member["UserOrGroupId"]) == (
+        "Support_Team",
+        user["id"],
+    )
+    with pytest.raises(SalesforceMalformedRequest) as twice:
+        obj(sf, "GroupMember").create({"GroupId": team["id"], "UserOrGroupId": user["id"]})
+    assert answer(twice.value)[0]["errorCode"] == "DUPLICATE_VALUE"
+
+
 # -- sessions -----------------------------------------------------------------------------------
 
 

@@ -100,3 +100,73 @@ def test_the_recycle_bin_is_seen_by_query_all_only(api: MockClient) -> None:
     soql = "SELECT Id FROM Lead WHERE IsDeleted = true"
     assert records(api, soql) == []
     assert records(api, soql, "queryAll") != []
+
+
+def test_every_access_reference_names_a_record_of_the_world(api: MockClient) -> None:
+    for soql, relationships in (
+        ("SELECT Profile.Name, UserRole.Name, UserRoleId FROM User", ("Profile",)),
+        ("SELECT Group.DeveloperName FROM GroupMember", ("Group",)),
+        ("SELECT Assignee.Username, PermissionSet.Label FROM PermissionSetAssignment", ()),
+        ("SELECT Profile.Name FROM PermissionSet WHERE IsOwnedByProfile = true", ("Profile",)),
+        ("SELECT Related.Name FROM Group WHERE RelatedId != null", ("Related",)),
+    ):
+        for record in records(api, soql):
+            for relationship in relationships or ("Assignee", "PermissionSet"):
+                assert record[relationship] is not None, (soql, record)
+            if record.get("UserRoleId") is not None:
+                assert record["UserRole"] is not None, record
+    roles = {role["Id"] for role in records(api, "SELECT Id FROM UserRole")}
+    for role in records(api, "SELECT ParentRoleId FROM UserRole WHERE ParentRoleId != null"):
+        assert role["ParentRoleId"] in roles
+
+
+def test_every_role_has_its_two_sharing_groups(api: MockClient) -> None:
+    groups = records(api, "SELECT RelatedId, Type FROM Group WHERE RelatedId != null")
+    kinds: dict[str, list[str]] = {}
+    for group in groups:
+        kinds.setdefault(group["RelatedId"], []).append(group["Type"])
+    roles = records(api, "SELECT Id FROM UserRole")
+    assert len(roles) >= 5
+    assert {role["Id"]: sorted(kinds[role["Id"]]) for role in roles} == {
+        role["Id"]: ["Role", "RoleAndSubordinates"] for role in roles
+    }
+
+
+def test_every_user_holds_its_profile_through_the_profile_s_permission_set(
+    api: MockClient,
+) -> None:
+    owned = {
+        permission_set["ProfileId"]: permission_set["Id"]
+        for permission_set in records(
+            api, "SELECT Id, ProfileId FROM PermissionSet WHERE IsOwnedByProfile = true"
+        )
+    }
+    assignments = records(
+        api,
+        "SELECT AssigneeId, PermissionSetId FROM PermissionSetAssignment "
+        "WHERE PermissionSet.IsOwnedByProfile = true",
+    )
+    held = {assignment["AssigneeId"]: assignment["PermissionSetId"] for assignment in assignments}
+    assert len(held) == len(assignments)
+    users = records(api, "SELECT Id, ProfileId FROM User")
+    assert {user["Id"]: owned[user["ProfileId"]] for user in users} == held
+
+
+def test_a_profile_s_permissions_are_those_of_the_set_it_owns(api: MockClient) -> None:
+    fields = "PermissionsApiEnabled, PermissionsModifyAllData, PermissionsConvertLeads"
+    profiles = {
+        profile["Id"]: profile
+        for profile in records(api, f"SELECT Id, Name, {fields} FROM Profile")
+    }
+    sets = records(
+        api, f"SELECT ProfileId, {fields} FROM PermissionSet WHERE IsOwnedByProfile = true"
+    )
+    assert len(sets) == len(profiles)
+    for permission_set in sets:
+        profile = profiles[permission_set["ProfileId"]]
+        for name in fields.split(", "):
+            assert permission_set[name] == profile[name], (profile["Name"], name)
+    granted = {
+        profile["Name"]: profile["PermissionsModifyAllData"] for profile in profiles.values()
+    }
+    assert (granted["System Administrator"], granted["Standard User"]) == (True, False)
