@@ -32,6 +32,17 @@ def display_field(shape: Shape, id_name: str) -> str | None:
     return None
 
 
+def written_blind(shape: Shape, sent: Iterable[Shape]) -> bool:
+    """Whether a field the service only ever answered blank is text clients write into: what
+    ServiceNow's journal fields (`work_notes`, `comments`) are written becomes a journal entry,
+    and the field reads back "". Its answers say nothing of what a client may send."""
+    if not shape.strings or shape.formats.keys() != {"empty"}:
+        return False
+    if shape.count != shape.strings + shape.nulls:
+        return False
+    return any(request.strings > request.values.get("", 0) for request in sent)
+
+
 def create_default(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> Any:
     """The value a create answered with when the request left the field out, if always the same."""
     values = [

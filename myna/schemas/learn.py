@@ -39,6 +39,7 @@ from myna.schemas.fields import (
     sequence_format,
     stored_default,
     values_as_strings,
+    written_blind,
 )
 from myna.schemas.merge import merge_models
 from myna.schemas.model import (
@@ -73,11 +74,16 @@ from myna.schemas.paths import (
 from myna.schemas.records import (
     ID_FIELDS,
     NOTHING,
+    Labels,
     Unwrapped,
+    View,
+    as_values,
     id_field,
+    receipt_id,
     record_type,
     shape_signature,
     unwrap,
+    view_of,
 )
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
 from myna.schemas.tools import learn_tools
@@ -89,6 +95,7 @@ __all__ = ["learn"]
 _IGNORED_METHODS = frozenset({"HEAD", "OPTIONS", "CONNECT", "TRACE"})
 _RECORD_KINDS = frozenset({"list", "get", "create", "update", "replace", "query", "action"})
 _WRITE_KINDS = frozenset({"create", "update", "replace", "action", "delete"})
+_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _REFUSALS = frozenset({400, 403, 409, 412, 422})
 """Statuses that refuse a write on its merits; 401 and 404 say nothing about the transition."""
 _ID_CAP = 50_000
@@ -167,6 +174,13 @@ class Obs:
     unwrapped: Unwrapped = NOTHING
     template: tuple[str, ...] = ()
     op: OpStats | None = None
+    view: View = "values"
+    """Whether the answer showed its records' values, their labels, or both (`records.view_of`);
+    `unwrapped` always holds values, or records whose fields are labels in a labels view."""
+    labels: Labels | None = None
+    """The labels a pairs view showed beside the values."""
+    receipt: tuple[str, str] | None = None
+    """(id field, id) when a write answered only with the id it made."""
 
 
 @dataclass(slots=True)
@@ -309,7 +323,27 @@ class ServiceLearner:
             exchange = obs.exchange
             if 200 <= exchange.status < 300 and exchange.response_body.is_json:
                 obs.unwrapped = unwrapped = unwrap(exchange.response_body.value)
-                for record in unwrapped.records:
+                records = unwrapped.records
+                if not records:
+                    continue
+                receipt = (
+                    receipt_id(records[0])
+                    if len(records) == 1 and exchange.method.upper() in _WRITE_METHODS
+                    else None
+                )
+                if receipt is not None:
+                    # `{"id", "success", "errors"}` names the record a create made; it is none.
+                    obs.receipt = receipt
+                    obs.unwrapped = NOTHING
+                    fields_of.setdefault(receipt[1], set()).add(receipt[0])
+                    continue
+                obs.view = view_of(exchange.query, records)
+                if obs.view == "labels":
+                    continue
+                if obs.view == "pairs":
+                    records, obs.labels = as_values(records)
+                    obs.unwrapped = Unwrapped(records, unwrapped.cardinality, unwrapped.key)
+                for record in records:
                     for name in ID_FIELDS:
                         value = record.get(name)
                         if (
@@ -424,7 +458,7 @@ class ServiceLearner:
                     gathered.total_header.setdefault(_canonical_header(name), Tally()).add(
                         obs.session, exchange.id
                     )
-        elif unwrapped.records and id_field(unwrapped.records) is not None:
+        elif (unwrapped.records and id_field(unwrapped.records) is not None) or obs.receipt:
             op.one_with_id += 1
         if (
             obs.template
@@ -464,8 +498,12 @@ class ServiceLearner:
         for obs in self.observations:
             op = obs.op
             assert op is not None
+            if obs.receipt is not None:
+                self._take_receipt(obs, op)
+                continue
             records = obs.unwrapped.records
-            if not records or op.kind not in _RECORD_KINDS:
+            # A labels view shows what the service displays, not what it holds.
+            if not records or op.kind not in _RECORD_KINDS or obs.view == "labels":
                 continue
             if op.kind == "get" and PARAM not in op.template:
                 # A singleton (`/myself`) says nothing about which collection its record is in.
@@ -519,6 +557,20 @@ class ServiceLearner:
                 and op.request.count
             ):
                 self.requests.setdefault(op.resource, []).append(op.request)
+
+    def _take_receipt(self, obs: Obs, op: OpStats) -> None:
+        """A create answered with only the id it made: an id of the operation's resource, and
+        a request without a record to compare it with."""
+        assert obs.receipt is not None
+        if op.resource is None or op.kind != "create":
+            return
+        ids = self.ids.setdefault(op.resource, set())
+        if len(ids) < _ID_CAP:
+            ids.add(obs.receipt[1])
+        if obs.exchange.request_body.is_json:
+            pairs = self.creates.setdefault(op.resource, [])
+            if len(pairs) < _CREATE_SAMPLES:
+                pairs.append((obs.exchange.request_body.value, {}))
 
     def _record_sample(
         self, records: list[dict[str, Any]], resource: str | None
@@ -737,8 +789,11 @@ class ServiceLearner:
         tally = self.record_tally[name]
         fields: dict[str, FieldSpec] = {}
         for field_name, child in shape.props.items():
-            schema = child.schema()
             written = field_name in sent
+            blind = written and written_blind(
+                child, [r.props[field_name] for r in requests if field_name in r.props]
+            )
+            schema: JsonSchema = {"type": "string"} if blind else child.schema()
             generated = field_name == id_name or (bool(requests) and not written)
             weak = (
                 not requests and field_name != id_name and BOOKKEEPING.match(field_name) is not None
@@ -758,11 +813,13 @@ class ServiceLearner:
             if default is not NO_DEFAULT:
                 spec.has_default = True
                 spec.default = stored_default(default)
-            enum = child.enum()
+            enum = None if blind else child.enum()
             if enum is not None:
                 spec.enum_frequencies = enum
-            spec.generator = sequence_format(child) if field_name != id_name else None
             spec.reference = self._reference(field_name, child, name)
+            # A reference holds another record's numbers (PO-000001); this one mints none.
+            minted = field_name != id_name and spec.reference is None
+            spec.generator = sequence_format(child) if minted else None
             fields[field_name] = spec
         return fields
 
@@ -832,7 +889,11 @@ class ServiceLearner:
                 continue
             if exchange.status >= 300:
                 continue
-            records = [r for r in obs.unwrapped.records if r.get(resource.id_field) is not None]
+            records = (
+                []
+                if obs.view == "labels"
+                else [r for r in obs.unwrapped.records if r.get(resource.id_field) is not None]
+            )
             written = op.kind in _WRITE_KINDS
             if written and not records and entity is not None:
                 before = last.get((name, entity))
@@ -853,9 +914,13 @@ class ServiceLearner:
                         implied = True
                 pending[(name, entity)] = (operation_id(op), implied, _request_record(exchange))
                 continue
-            for record in records:
+            if obs.labels:
+                labels = seen[name].labels
                 for path in paths[name]:
-                    seen[name].note_label(record, path)
+                    shown = obs.labels.get(path)
+                    if shown:
+                        labels.setdefault(path, {}).update(shown)
+            for record in records:
                 canonical = str(record[resource.id_field])
                 for id_name in ID_FIELDS:
                     other = record.get(id_name)
@@ -1117,8 +1182,7 @@ def _page_fingerprint(records: list[dict[str, Any]], id_name: str | None) -> tup
     if id_name is None or len(records) < 2:
         return None
     middle = len(records) // 2
-    # Ids are strings or numbers, except where a service wraps every value (ServiceNow's
-    # sysparm_display_value=all answers {"display_value", "value"}): str() keeps them hashable.
+    # Ids are strings or numbers in the first record; str() keeps any odd one hashable.
     return (
         id_name,
         len(records),

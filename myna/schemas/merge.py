@@ -8,6 +8,8 @@ schemas by `merge_schemas`, evidence by adding counts, lists of facts by union.
 
 from __future__ import annotations
 
+import re
+
 from myna.schemas.entry_values import same_value
 from myna.schemas.evidence import EXAMPLES, confidence
 from myna.schemas.model import (
@@ -21,6 +23,8 @@ from myna.schemas.model import (
     StateMachine,
 )
 from myna.schemas.shape import merge_schemas
+
+_PARAMETER = re.compile(r"\{[^}]*\}")
 
 
 def merge_evidence(old: Evidence, new: Evidence) -> Evidence:
@@ -43,9 +47,9 @@ def merge_models(old: ServiceModel, new: ServiceModel) -> ServiceModel:
     for name, resource in new.resources.items():
         mine = merged.resources.get(name)
         merged.resources[name] = resource if mine is None else _merge_resource(mine, resource)
-    by_route = {(op.method, op.path): index for index, op in enumerate(merged.operations)}
+    by_route = {_route(op): index for index, op in enumerate(merged.operations)}
     for operation in new.operations:
-        index = by_route.get((operation.method, operation.path))
+        index = by_route.get(_route(operation))
         if index is None:
             taken = {op.id for op in merged.operations}
             if operation.id in taken:
@@ -55,6 +59,12 @@ def merge_models(old: ServiceModel, new: ServiceModel) -> ServiceModel:
             merged.operations[index] = _merge_operation(merged.operations[index], operation)
     merged.operations.sort(key=lambda op: (op.path, op.method))
     return merged
+
+
+def _route(operation: Operation) -> tuple[str, str]:
+    """What a request is matched on: the method and the path with its parameters unnamed, so
+    that `/sobjects/Product2/{Id}` in a reviewed model is the route learned as `{product2Id}`."""
+    return operation.method, _PARAMETER.sub("{}", operation.path)
 
 
 def _merge_conventions(old: ServiceModel, new: ServiceModel) -> Conventions:
@@ -182,7 +192,13 @@ def _merge_operation(old: Operation, new: Operation) -> Operation:
     else:
         merged.request_schema = old.request_schema or new.request_schema
     names = {(p.name, p.location) for p in old.parameters}
-    merged.parameters += [p for p in new.parameters if (p.name, p.location) not in names]
+    # The path keeps its own parameter names; a new one may have named them differently.
+    merged.parameters += [
+        p
+        for p in new.parameters
+        if (p.name, p.location) not in names
+        and (p.location != "path" or f"{{{p.name}}}" in old.path)
+    ]
     responses = {response.status: response for response in merged.responses}
     for response in new.responses:
         mine = responses.get(response.status)

@@ -56,15 +56,36 @@ def resource_name(literal: str, parent: str | None) -> str:
     return literal if parent in TABLE_CONTAINERS else singular(literal)
 
 
+def contained_name(template: tuple[str, ...]) -> str | None:
+    """The resource type a path names under a table container: `/sobjects/Account/...` ->
+    `Account`, whatever follows it (an id, `describe`)."""
+    for index in range(1, len(template)):
+        if template[index - 1] in TABLE_CONTAINERS and template[index] != PARAM:
+            return template[index]
+    return None
+
+
 def operation_resource(op: OpStats) -> str | None:
     """Which resource an operation's records belong to."""
-    if op.record_types:
-        # Records that name their own type (SOQL) come from a generic query endpoint.
+    template = op.template
+    named = contained_name(template)
+    if (
+        named is not None
+        and template[-1] == PARAM
+        and literal_before(template, len(template) - 1) != named
+    ):
+        # `/sobjects/Account/External_Id__c/{value}` finds a record by another of its fields;
+        # a resource's operations address its records by their id.
         return None
+    if op.record_types:
+        # Records that name their own type (SOQL) come from a generic query endpoint, unless
+        # the path names their one type (`/sobjects/Account/{id}`).
+        return named if op.record_types.keys() == {named} else None
     list_keys = {key for (_, key, _) in op.wrap_keys if key and key not in GENERIC_LIST_KEYS}
     if len(list_keys) == 1:
         return singular(next(iter(list_keys)))
-    template = op.template
+    if named is not None:
+        return named
     literals = [(index, segment) for index, segment in enumerate(template) if segment != PARAM]
     if not literals:
         return None
@@ -78,13 +99,9 @@ def operation_resource(op: OpStats) -> str | None:
         if owner is not None:
             position = template.index(owner)
             return resource_name(owner, template[position - 1] if position > 0 else None)
-    if at_end and parent is not None and parent != PARAM:
-        if grandparent in TABLE_CONTAINERS and not op.many and not op.one_with_id:
-            # /sobjects/User/describe: a route under a named resource type.
-            return parent
-        if last in QUERY_ACTIONS:
-            # /user/search answers with users.
-            return resource_name(parent, grandparent)
+    if at_end and parent is not None and parent != PARAM and last in QUERY_ACTIONS:
+        # /user/search answers with users.
+        return resource_name(parent, grandparent)
     return resource_name(last, parent)
 
 

@@ -170,8 +170,13 @@ def rule_cross_reference(sibling: Sibling, _: Siblings) -> Iterator[Vote]:
 
 
 def rule_table_container(sibling: Sibling, _: Siblings) -> Iterator[Vote]:
-    if sibling.parent in TABLE_CONTAINERS and sibling.value_class == "word":
+    if sibling.parent not in TABLE_CONTAINERS:
+        return
+    if sibling.value_class == "word":
         yield Vote(-6, f"names a resource type under /{sibling.parent}")
+    elif sibling.value_class == "other" and sibling.value.isidentifier():
+        # `Product2`, `u_asset2`: a name with digits; an id cross-referenced elsewhere still wins.
+        yield Vote(-3, f"named like a resource type under /{sibling.parent}")
 
 
 def rule_sibling_cardinality(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:

@@ -3,10 +3,16 @@
 Services wrap records differently: ServiceNow in `{"result": ...}`, Salesforce queries in
 `{"records": [...], "totalSize": n, "done": true}`, Jira searches in `{"issues": [...]}`, many
 services not at all. `unwrap` finds the records whatever the wrapper, and says which key held them.
+
+Some answers show records through a lens: ServiceNow's `sysparm_display_value=true` answers with
+every field's label instead of its value, and `=all` (and its Change Management API always) with
+`{"display_value", "value"}` per field. `view_of` says which lens an answer used and `as_values`
+takes the values back out, so that a label is never learned as a value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +23,10 @@ GENERIC_LIST_KEYS = frozenset(
 
 ID_FIELDS = ("sys_id", "id", "Id", "ID", "uuid", "key")
 """Fields holding a record's own id, most telling first."""
+
+RECEIPT_KEYS = frozenset({"success", "created", "errors", "warnings", "infos"})
+"""Keys that say how a write went, beside the id it made (Salesforce's create answers
+`{"id", "success", "errors"}`, its upsert also `created`)."""
 
 Cardinality = Literal["one", "many"]
 
@@ -66,10 +76,13 @@ def _list_key(body: dict[str, Any]) -> str | None:
             found = key
         elif isinstance(value, dict):
             return None
-    if found is None:
+    if found is None or found in GENERIC_LIST_KEYS:
+        return found
+    # An object that merely has one list field (a project with its `components`, a goods receipt
+    # with its `lines`) is a record: it has many fields, or an id of its own.
+    if len(body) > 6 or any(_id_like(body.get(name)) for name in ID_FIELDS):
         return None
-    # An object that merely has one list field (a project with its `components`) is a record.
-    return found if found in GENERIC_LIST_KEYS or len(body) <= 6 else None
+    return found
 
 
 def id_field(records: list[dict[str, Any]], resource: str | None = None) -> str | None:
@@ -112,3 +125,90 @@ def shape_signature(records: list[dict[str, Any]]) -> int | None:
     if not records:
         return None
     return hash(frozenset(records[0]))
+
+
+def receipt_id(body: Any) -> tuple[str, str] | None:
+    """(id field, id) of a write's answer that carries only the id it made and how it went
+    (`{"id": "001...", "success": true, "errors": []}`): an acknowledgement, not a record."""
+    if not isinstance(body, dict) or len(body) > len(RECEIPT_KEYS) + 1:
+        return None
+    named = [name for name in ID_FIELDS if name in body]
+    if len(named) != 1:
+        return None
+    (name,) = named
+    value = body[name]
+    if not _id_like(value) or any(key != name and key not in RECEIPT_KEYS for key in body):
+        return None
+    return name, str(value)
+
+
+# --- views: an answer shown through labels ----------------------------------------------
+
+View = Literal["values", "labels", "pairs"]
+"""How an answer shows its records' fields: as values, as labels only, or as both per field."""
+
+VIEW_PARAMS: dict[tuple[str, str], View] = {
+    ("sysparm_display_value", "true"): "labels",
+    ("sysparm_display_value", "all"): "pairs",
+}
+"""Query parameters asking for a view other than the values (ServiceNow's Table API)."""
+
+_VIEW_NAMES = frozenset(name for name, _ in VIEW_PARAMS)
+
+PAIR_KEYS = frozenset({"display_value", "value", "link", "display_value_internal"})
+"""Keys of a field shown as a pair; `link` is a reference's, `display_value_internal` a
+date's (Change Management)."""
+
+
+def view_of(query: Iterable[tuple[str, str]], records: list[dict[str, Any]]) -> View:
+    """The view an answer shows its records in: what the request asked for, else pairs when
+    the first record holds one (an API that always answers in pairs)."""
+    for name, value in query:
+        if name in _VIEW_NAMES:
+            view = VIEW_PARAMS.get((name, value.lower()))
+            if view is not None:
+                return view
+    if records:
+        for value in records[0].values():
+            # Most values are no objects; the type test spares them a call.
+            if type(value) is dict and _is_pair(value):
+                return "pairs"
+    return "values"
+
+
+def _is_pair(value: Any) -> bool:
+    return (
+        type(value) is dict
+        and "display_value" in value
+        and ("value" in value or "link" in value)
+        and value.keys() <= PAIR_KEYS
+    )
+
+
+Labels = dict[str, dict[str, str]]
+"""Field -> value (as a string) -> the label the service shows for it."""
+
+
+def as_values(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Labels]:
+    """The records of a pairs view as values, and the labels the pairs showed.
+
+    Each pair becomes its `value`, or `{link, value}` for a reference (what the values view
+    answers); a label equal to its value says nothing and is left out."""
+    labels: Labels = {}
+    plain: list[dict[str, Any]] = []
+    for record in records:
+        values: dict[str, Any] = {}
+        for name, item in record.items():
+            if not _is_pair(item):
+                values[name] = item
+                continue
+            value = item.get("value")
+            values[name] = {"link": item["link"], "value": value} if "link" in item else value
+            shown = item["display_value"]
+            if value is None or isinstance(value, (dict, list)) or not isinstance(shown, str):
+                continue
+            code = str(value).lower() if isinstance(value, bool) else str(value)
+            if shown and shown != code:
+                labels.setdefault(name, {})[code] = shown
+        plain.append(values)
+    return plain, labels

@@ -204,8 +204,14 @@ class Shape:
         ):
             return None
         distinct = len(self.values)
+        if not 1 <= distinct <= ENUM_MAX:
+            return None
         # Few values, and repeating: at least two repeats, more as the values grow in number.
-        if not 1 <= distinct <= ENUM_MAX or self.strings - distinct < max(2, distinct // 2):
+        # "" is "no value": a field blank in most records and each text once is free text.
+        blanks = self.values.get("", 0)
+        kinds = distinct - 1 if blanks and distinct > 1 else distinct
+        repeats = self.strings - (blanks if kinds < distinct else 0) - kinds
+        if repeats < max(2, kinds // 2):
             return None
         if any(fmt in _NOT_ENUM_FORMATS for fmt in self.formats):
             return None

@@ -26,7 +26,7 @@ from myna.schemas.model import (
     ServiceModel,
 )
 from myna.schemas.paths import singular
-from myna.schemas.records import id_field, unwrap
+from myna.schemas.records import Labels, as_values, id_field, unwrap, view_of
 from myna.schemas.shape import Shape, sampled
 from myna.traces.model import ToolCall
 
@@ -91,6 +91,10 @@ def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel
             continue
         tool.results.add(call.result)
         found = unwrap(call.result).records
+        labels: Labels = {}
+        if view_of((), found) == "pairs":
+            # A tool passing ServiceNow's display-value pairs through: learn the values.
+            found, labels = as_values(found)
         resource = noun or call.name
         if not found or id_field(found, resource) is None:
             continue
@@ -98,6 +102,8 @@ def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel
         shape = records.setdefault(resource, Shape())
         record_tally.setdefault(resource, Tally()).add(session, call.id)
         observations = seen.setdefault(resource, behaviour.Observations())
+        for field_name, shown in labels.items():
+            observations.labels.setdefault(field_name, {}).update(shown)
         for record in sampled(found):
             shape.add(record)
             value = record.get(id_name)

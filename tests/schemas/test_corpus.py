@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openapi_spec_validator import validate
@@ -12,6 +14,7 @@ from myna.schemas import learn
 from myna.schemas.model import ServiceModel
 from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces import read_many
+from myna.traces.model import Body, Exchange, Session
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "har"
 
@@ -179,3 +182,100 @@ def test_every_learned_model_is_valid_openapi_and_byte_stable(
         validate(to_openapi(model))
         text = dumps(model)
         assert dumps(loads(text)) == text
+
+
+# --- answers shown as display values ------------------------------------------------------
+
+ITENTIAL = CORPUS.parent / "servicenow_responses" / "itential"
+ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "mocks" / "backends" / "itsm"
+
+
+def _properties_named(document: Any, key: str) -> list[str]:
+    """Where in a document a schema lists `key` among its properties."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            if key in (node.get("properties") or {}):
+                found.append(where)
+            stack.extend((value, f"{where}/{name}") for name, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{where}[{index}]") for index, value in enumerate(node))
+    return found
+
+
+@pytest.fixture(scope="module")
+def change_management() -> ServiceModel:
+    """ServiceNow's Change Management API, which answers every field as a display-value pair
+    (the itential adapter's captures from a developer instance), learned as exchanges."""
+    if not ITENTIAL.is_dir():
+        pytest.skip(f"the captures are not at {ITENTIAL}")
+    base = "https://dev58661.service-now.com/api/sn_chg_rest/change/normal"
+
+    def body(stem: str) -> Any:
+        text = (ITENTIAL / f"ChangeManagement__{stem}-default.json").read_text(encoding="utf-8")
+        return json.loads(text)
+
+    one = body("getNormalChangeRequestById")
+    answers = [
+        ("GET", base, body("getNormalChangeRequest")),
+        ("GET", f"{base}/{one['result']['sys_id']['value']}", one),
+        ("POST", base, body("createNormalChangeRequest")),
+    ]
+    events: list[Any] = [
+        Exchange(
+            id=f"itential/{index}",
+            method=method,
+            url=url,
+            status=200,
+            request_body=Body("json", {"short_description": "x"}) if method == "POST" else Body(),
+            response_body=Body("json", answer, "application/json"),
+        )
+        for index, (method, url, answer) in enumerate(answers)
+    ]
+    [model] = learn([Session(id="itential", events=events)])
+    return model
+
+
+def test_change_requests_answered_in_pairs_are_learned_as_their_values(
+    change_management: ServiceModel,
+) -> None:
+    [change] = change_management.resources.values()
+
+    assert _properties_named(to_openapi(change_management), "display_value") == []
+    assert change.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"
+    assert (change.id_field, change.id_format.kind) == ("sys_id", "hex32")
+    assert change.fields["type"].schema_["enum"] == ["normal"]
+    assert change.fields["state"].schema_["type"] == "integer"
+    assert change.fields["knowledge"].schema_ == {"type": "boolean"}
+    [state] = [machine for machine in change.state_machines if machine.field == "state"]
+    assert state.labels["-5"] == "New"
+
+
+@pytest.fixture(scope="module")
+def itsm() -> ServiceModel:
+    [model] = learn(read_many([ITSM_CORPUS / "corpus.jsonl"]), service="itsm")
+    return model
+
+
+def test_the_itsm_corpus_read_in_display_values_leaves_plain_incident_fields(
+    itsm: ServiceModel,
+) -> None:
+    incident = itsm.resources["incident"]
+    objects = {
+        name
+        for name, spec in incident.fields.items()
+        for branch in spec.schema_.get("anyOf", [spec.schema_])
+        if branch.get("type") == "object"
+    }
+    references = {name for name, spec in incident.fields.items() if spec.reference is not None}
+
+    assert _properties_named(to_openapi(itsm), "display_value") == []
+    assert objects <= references
+    assert incident.fields["short_description"].schema_ == {"type": "string"}
+    assert incident.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"
+    assert incident.id_format.kind == "hex32"
+    assert all(state.isdigit() for state in incident.fields["state"].schema_["enum"])
+    [state] = [machine for machine in incident.state_machines if machine.field == "state"]
+    assert state.labels["6"] == "Resolved"

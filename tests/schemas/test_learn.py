@@ -14,7 +14,7 @@ from myna.schemas import learn
 from myna.schemas.model import Evidence, ServiceModel
 from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces.model import Message, Session, ToolCall
-from tests.schemas.traffic import HEX, SN, exchange, servicenow_lifecycle, session
+from tests.schemas.traffic import HEX, SN, exchange, incident, servicenow_lifecycle, session
 
 
 @pytest.fixture(scope="module")
@@ -505,6 +505,26 @@ def test_tool_calls_become_operations_resources_and_id_flow() -> None:
     ]
 
 
+def test_tool_results_in_display_value_pairs_are_learned_as_values() -> None:
+    def shown(code: str, label: str) -> dict[str, Any]:
+        return {
+            "sys_id": {"display_value": HEX[1], "value": HEX[1]},
+            "state": {"display_value": label, "value": code},
+        }
+
+    calls: list[Any] = [
+        ToolCall("c1", "create_incident", {"short_description": "Printer"}, shown("1", "New")),
+        ToolCall("c2", "resolve_incident", {"sys_id": HEX[1]}, shown("6", "Resolved")),
+    ]
+    [model] = learn([Session(id="agent", events=calls)], service="itsm-tools")
+
+    incident = model.resources["incident"]
+    [machine] = incident.state_machines
+    assert (incident.id_field, incident.id_format.kind) == ("sys_id", "hex32")
+    assert incident.fields["state"].schema_["type"] == "string"
+    assert machine.labels == {"1": "New", "6": "Resolved"}
+
+
 # --- update -------------------------------------------------------------------------------
 
 
@@ -657,3 +677,278 @@ def test_plain_and_display_value_records_share_one_state_machine() -> None:
         ("1", "6", "update_incident")
     ]
     assert machine.labels == {"6": "Resolved"}
+
+
+# --- views, acknowledgements and nested lists ---------------------------------------------
+
+
+def _schemas_naming(document: Any, key: str) -> list[str]:
+    """Where in a document some schema lists `key` among its properties."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            if key in (node.get("properties") or {}):
+                found.append(where)
+            stack.extend((value, f"{where}/{name}") for name, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{where}[{index}]") for index, value in enumerate(node))
+    return found
+
+
+def _shown(index: int, code: str, label: str) -> dict[str, Any]:
+    """An incident as `sysparm_display_value=all` answers it."""
+    plain = incident(index, code)
+    record: dict[str, Any] = {
+        name: {"display_value": value, "value": value} for name, value in plain.items()
+    }
+    record["state"] = {"display_value": label, "value": code}
+    record["caller_id"] = {"display_value": "Abel Tuter", **plain["caller_id"]}
+    return record
+
+
+def _labelled(index: int, label: str) -> dict[str, Any]:
+    """An incident as `sysparm_display_value=true` answers it."""
+    return {**incident(index), "state": label, "priority": "3 - Moderate"}
+
+
+@pytest.fixture(scope="module")
+def shown() -> ServiceModel:
+    pairs = [_shown(1, "1", "New"), _shown(2, "2", "In Progress"), _shown(3, "2", "In Progress")]
+    labels = [_labelled(4, "New"), _labelled(5, "Resolved"), _labelled(6, "Resolved")]
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{SN}/incident", 200, {"result": [incident(7), incident(8, "6")]}),
+                exchange("GET", f"{SN}/incident?sysparm_display_value=all", 200, {"result": pairs}),
+                exchange(
+                    "GET", f"{SN}/incident?sysparm_display_value=true", 200, {"result": labels}
+                ),
+                exchange(
+                    "GET",
+                    f"{SN}/incident/{HEX[9]}?sysparm_display_value=true",
+                    200,
+                    {"result": _labelled(9, "Closed")},
+                ),
+            )
+        ]
+    )
+    return model
+
+
+def test_display_values_are_views_of_the_values(shown: ServiceModel) -> None:
+    incident = shown.resources["incident"]
+
+    assert _schemas_naming(to_openapi(shown), "display_value") == []
+    assert incident.fields["state"].schema_["enum"] == ["1", "2", "6"]
+    assert incident.fields["priority"].schema_["enum"] == ["3"]
+    assert incident.fields["short_description"].schema_ == {"type": "string"}
+    assert incident.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"
+    assert incident.id_format.kind == "hex32"
+
+
+def test_references_shown_with_display_values_keep_their_link(shown: ServiceModel) -> None:
+    caller = shown.resources["incident"].fields["caller_id"]
+
+    assert caller.reference is not None
+    assert (caller.reference.resource, caller.reference.style) == ("sys_user", "link_value")
+    assert set(caller.schema_["properties"]) == {"link", "value"}
+
+
+def test_display_value_labels_name_the_states(shown: ServiceModel) -> None:
+    [machine] = shown.resources["incident"].state_machines
+
+    assert machine.states == ["1", "2", "6"]
+    assert machine.labels == {"1": "New", "2": "In Progress"}
+
+
+def test_an_answer_in_labels_still_teaches_its_operation(shown: ServiceModel) -> None:
+    get = shown.operation("get_incident")
+    [parameter] = [p for p in get.parameters if p.location == "query"]
+
+    assert (get.kind, get.resource) == ("get", "incident")
+    assert (parameter.name, parameter.role) == ("sysparm_display_value", "fields")
+    assert get.evidence.samples == 1
+
+
+SF = "https://acme.my.salesforce.com/services/data/v59.0/sobjects"
+ACCOUNT_IDS = ["0015g0000000001AAA", "0015g0000000002AAA"]
+
+
+def _account(index: int) -> dict[str, Any]:
+    record_id = ACCOUNT_IDS[index]
+    return {
+        "attributes": {
+            "type": "Account",
+            "url": f"/services/data/v59.0/sobjects/Account/{record_id}",
+        },
+        "Id": record_id,
+        "Name": f"Acme {index}",
+        "Industry": "Retail",
+    }
+
+
+@pytest.fixture(scope="module")
+def salesforce() -> ServiceModel:
+    events = []
+    for index, record_id in enumerate(ACCOUNT_IDS):
+        events += [
+            exchange(
+                "POST",
+                f"{SF}/Account",
+                201,
+                {"id": record_id, "success": True, "errors": []},
+                request={"Name": f"Acme {index}", "Industry": "Retail"},
+            ),
+            exchange("GET", f"{SF}/Account/{record_id}", 200, _account(index)),
+        ]
+    events.append(
+        exchange(
+            "PATCH",
+            f"{SF}/Account/External_Id__c/ACME-1",
+            200,
+            {"id": ACCOUNT_IDS[0], "success": True, "errors": [], "created": False},
+            request={"Name": "Acme 0"},
+        )
+    )
+    [model] = learn([session(*events)])
+    return model
+
+
+def test_a_create_answered_with_the_new_id_creates_the_object(salesforce: ServiceModel) -> None:
+    create = salesforce.operation("create_Account")
+    [created] = create.responses
+
+    assert (create.kind, create.resource, create.path) == (
+        "create",
+        "Account",
+        "/services/data/v59.0/sobjects/Account",
+    )
+    assert created.schema_ is not None
+    assert set(created.schema_["properties"]) == {"id", "success", "errors"}
+
+
+def test_the_create_answer_is_no_resource_and_adds_no_fields(salesforce: ServiceModel) -> None:
+    account = salesforce.resources["Account"]
+
+    assert set(salesforce.resources) == {"Account"}
+    assert set(account.fields) == {"attributes", "Id", "Name", "Industry"}
+    assert (account.id_field, account.id_format.kind) == ("Id", "salesforce")
+    assert account.fields["Name"].required_on_create
+
+
+def test_a_record_get_belongs_to_the_object_the_path_names(salesforce: ServiceModel) -> None:
+    get = salesforce.operation("get_Account")
+
+    assert (get.kind, get.resource, get.path) == (
+        "get",
+        "Account",
+        "/services/data/v59.0/sobjects/Account/{accountId}",
+    )
+    assert salesforce.resources["Account"].item_path == get.path
+
+
+def test_a_record_found_by_another_field_is_not_addressed_by_its_id(
+    salesforce: ServiceModel,
+) -> None:
+    [upsert] = [op for op in salesforce.operations if "External_Id__c" in op.path]
+
+    assert upsert.resource is None
+    assert (
+        salesforce.resources["Account"].collection_path == "/services/data/v59.0/sobjects/Account"
+    )
+
+
+def test_nested_lines_without_a_path_of_their_own_stay_a_field() -> None:
+    base = "https://erp.example.com/api/erp/v1"
+
+    def receipt(index: int) -> dict[str, Any]:
+        return {
+            "id": f"GR-00000{index}",
+            "purchase_order": f"PO-00000{index}",
+            "receipt_date": "2026-03-05",
+            "lines": [{"line": 1, "quantity": 4}, {"line": 2, "quantity": 6}],
+            "created_at": "2026-03-02T14:25:00Z",
+            "updated_at": "2026-03-02T14:25:00Z",
+        }
+
+    events = []
+    for index in (1, 2):
+        request = {key: receipt(index)[key] for key in ("purchase_order", "lines")}
+        events += [
+            exchange("POST", f"{base}/goods-receipts", 201, receipt(index), request=request),
+            exchange("GET", f"{base}/goods-receipts/GR-00000{index}", 200, receipt(index)),
+        ]
+    [model] = learn([session(*events)])
+
+    receipts = model.resources["goods-receipt"]
+    assert set(model.resources) == {"goods-receipt"}
+    assert receipts.fields["lines"].schema_["type"] == "array"
+    assert receipts.fields["lines"].schema_["items"]["type"] == "object"
+    assert model.operation("create_goods-receipt").resource == "goods-receipt"
+
+
+def test_a_reference_holding_numbered_ids_mints_none() -> None:
+    base = "https://erp.example.com/api/erp/v1"
+    orders = [{"id": f"PO-00000{index}", "total": "1.00"} for index in range(1, 5)]
+    invoices = [
+        {"id": f"VI-00000{index}", "purchase_order": f"PO-00000{index}"} for index in range(1, 5)
+    ]
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{base}/purchase-orders", 200, orders),
+                exchange("GET", f"{base}/vendor-invoices", 200, invoices),
+                exchange("GET", f"{base}/vendor-invoices", 200, invoices),
+            )
+        ]
+    )
+    order = model.resources["vendor-invoice"].fields["purchase_order"]
+
+    assert order.reference is not None
+    assert order.reference.resource == "purchase-order"
+    assert order.generator is None
+    assert model.resources["vendor-invoice"].unique == ["id"]
+
+
+def test_a_field_written_but_always_answered_blank_takes_text() -> None:
+    item = f"{SN}/incident/{HEX[1]}"
+    answers = [exchange("GET", f"{SN}/incident", 200, {"result": [incident(2), incident(3)]})]
+    for note in ("Rebooted.", "Replaced the toner.", "Called the user."):
+        answers.append(
+            exchange(
+                "PATCH",
+                item,
+                200,
+                {"result": {**incident(1), "work_notes": ""}},
+                request={"work_notes": note},
+            )
+        )
+    [model] = learn([session(*answers)])
+
+    notes = model.resources["incident"].fields["work_notes"]
+    assert notes.schema_ == {"type": "string"}
+    assert notes.enum_frequencies is None
+
+
+def test_a_reviewed_route_matches_whatever_its_parameter_is_called(
+    salesforce: ServiceModel,
+) -> None:
+    reviewed = salesforce.model_copy(deep=True)
+    get = reviewed.operation("get_Account")
+    get.path = get.path.replace("{accountId}", "{Id}")
+    for parameter in get.parameters:
+        if parameter.location == "path":
+            parameter.name = "Id"
+    get.evidence = Evidence(pinned=True)
+
+    [updated] = learn(
+        [session(exchange("GET", f"{SF}/Account/{ACCOUNT_IDS[0]}", 200, _account(0)))],
+        update=reviewed,
+    )
+
+    routes = [(op.method, op.path) for op in updated.operations if op.resource == "Account"]
+    assert len(routes) == len(set(routes))
+    assert updated.operation("get_Account").path.endswith("/{Id}")
+    assert [p.name for p in updated.operation("get_Account").parameters] == ["Id"]

@@ -101,6 +101,19 @@ def test_site_of(host: str, site: str) -> None:
             id="sobjects-are-resources",
         ),
         pytest.param(
+            [
+                *(f"/sobjects/{name}" for name in ("Account", "Case", "Lead", "Task", "User")),
+                "/sobjects/Product2/01t5g0000000004AAA",
+                "/sobjects/Product2",
+            ],
+            {
+                *(f"/sobjects/{name}" for name in ("Account", "Case", "Lead", "Task", "User")),
+                "/sobjects/Product2/{}",
+                "/sobjects/Product2",
+            },
+            id="an-sobject-named-with-digits",
+        ),
+        pytest.param(
             ["/users/me", "/users/me", "/users/search", "/users/search", "/users/42", "/users/43"],
             {"/users/me", "/users/search", "/users/{}"},
             id="frequent-literals-stay-literal",

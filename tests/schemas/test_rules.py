@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -14,9 +15,11 @@ from myna.schemas.fields import (
     id_format,
     link_target,
     sequence_format,
+    written_blind,
 )
 from myna.schemas.operations import OpStats, operation_kind, operation_resource
 from myna.schemas.paths import PARAM
+from myna.schemas.records import as_values, receipt_id, unwrap, view_of
 from myna.schemas.shape import Shape
 
 
@@ -168,11 +171,18 @@ def test_auth_scheme(gathered: Gathered, scheme: str) -> None:
     assert infer_auth(gathered).scheme == scheme
 
 
-def _op(method: str, template: tuple[str, ...], **counts: int) -> OpStats:
-    """An operation seen once with status 200 and the given counts (`many`, `one_with_id`)."""
+def _op(
+    method: str,
+    template: tuple[str, ...],
+    record_types: Counter[str] | None = None,
+    **counts: int,
+) -> OpStats:
+    """An operation seen once with status 200 and the given counts (`many`, `one_with_id`),
+    its records naming `record_types`."""
     op = OpStats(method, template, statuses={200: _tally(1)})
     for name, value in counts.items():
         setattr(op, name, value)
+    op.record_types = record_types or Counter()
     return op
 
 
@@ -204,7 +214,127 @@ def test_operation_kind(op: OpStats, kind: str) -> None:
             _op("GET", ("sobjects", "User", "describe")), "User", id="describe-of-sobject"
         ),
         pytest.param(_op("GET", ("user", "search"), many=1), "user", id="search-below-resource"),
+        pytest.param(
+            _op("GET", ("sobjects", "Account", PARAM), record_types=Counter(Account=1)),
+            "Account",
+            id="record-of-the-type-the-path-names",
+        ),
+        pytest.param(
+            _op("POST", ("sobjects", "Account"), one_with_id=1), "Account", id="create-of-sobject"
+        ),
+        pytest.param(
+            _op("GET", ("query",), many=1, record_types=Counter(Account=2, Contact=1)),
+            None,
+            id="soql-answers-many-types",
+        ),
+        pytest.param(
+            _op("GET", ("sobjects", "Account", "External_Id__c", PARAM)),
+            None,
+            id="found-by-another-field",
+        ),
     ],
 )
-def test_operation_resource(op: OpStats, resource: str) -> None:
+def test_operation_resource(op: OpStats, resource: str | None) -> None:
     assert operation_resource(op) == resource
+
+
+SYS_ID = "a" * 32
+PAIRS = {
+    "sys_id": {"display_value": SYS_ID, "value": SYS_ID},
+    "state": {"display_value": "Resolved", "value": "6"},
+    "caller_id": {"display_value": "Abel Tuter", "link": "https://x/sys_user/b", "value": "b"},
+    "knowledge": {"display_value": "false", "value": False},
+    "short_description": "plain",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "record", "view"),
+    [
+        pytest.param([("sysparm_display_value", "true")], {"state": "Resolved"}, "labels"),
+        pytest.param([("sysparm_display_value", "ALL")], {"state": "6"}, "pairs", id="all"),
+        pytest.param([("sysparm_display_value", "false")], {"state": "6"}, "values"),
+        pytest.param([], PAIRS, "pairs", id="always-pairs"),
+        pytest.param([], {"state": {"display_value": "x", "other": 1}}, "values", id="no-pair"),
+        pytest.param([], {"caller_id": {"link": "https://x", "value": "b"}}, "values", id="ref"),
+    ],
+)
+def test_view_of_an_answer(query: list[tuple[str, str]], record: dict[str, Any], view: str) -> None:
+    assert view_of(query, [record]) == view
+
+
+def test_pairs_give_values_references_and_labels() -> None:
+    values, labels = as_values([PAIRS])
+
+    assert values == [
+        {
+            "sys_id": SYS_ID,
+            "state": "6",
+            "caller_id": {"link": "https://x/sys_user/b", "value": "b"},
+            "knowledge": False,
+            "short_description": "plain",
+        }
+    ]
+    assert labels == {"state": {"6": "Resolved"}, "caller_id": {"b": "Abel Tuter"}}
+
+
+@pytest.mark.parametrize(
+    ("body", "receipt"),
+    [
+        pytest.param(
+            {"id": "0015g0000000001AAA", "success": True, "errors": []},
+            ("id", "0015g0000000001AAA"),
+            id="salesforce-create",
+        ),
+        pytest.param(
+            {"id": "0015g0000000001AAA", "success": True, "errors": [], "created": False},
+            ("id", "0015g0000000001AAA"),
+            id="salesforce-upsert",
+        ),
+        pytest.param({"id": 7}, ("id", "7"), id="bare-id"),
+        pytest.param({"id": "10010", "key": "JJJ-9", "self": "https://x"}, None, id="jira-stub"),
+        pytest.param({"id": "5", "status": "open"}, None, id="a-record"),
+        pytest.param({"success": True}, None, id="no-id"),
+    ],
+)
+def test_a_write_answered_with_its_id_only(body: Any, receipt: tuple[str, str] | None) -> None:
+    assert receipt_id(body) == receipt
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "count"),
+    [
+        pytest.param({"id": "GR-1", "lines": [{"line": 1}], "receipt_date": "x"}, None, 1),
+        pytest.param({"total": 1, "lines": [{"line": 1}]}, "lines", 1, id="wrapper"),
+        pytest.param({"id": "1", "data": [{"id": "2"}]}, "data", 1, id="generic-key-wraps"),
+        pytest.param({"id": "1", "success": True, "errors": []}, None, 1, id="create-answer"),
+    ],
+)
+def test_a_list_in_a_record_with_an_id_is_a_field(
+    body: dict[str, Any], key: str | None, count: int
+) -> None:
+    unwrapped = unwrap(body)
+
+    assert (unwrapped.key, len(unwrapped.records)) == (key, count)
+
+
+def _shape_of(*values: Any) -> Shape:
+    shape = Shape()
+    for value in values:
+        shape.add(value)
+    return shape
+
+
+@pytest.mark.parametrize(
+    ("answered", "sent", "blind"),
+    [
+        pytest.param(_shape_of("", ""), [_shape_of("Rebooted.")], True, id="journal-field"),
+        pytest.param(_shape_of("", ""), [_shape_of("")], False, id="sent-blank"),
+        pytest.param(_shape_of("", "x"), [_shape_of("y")], False, id="answered-text"),
+        pytest.param(_shape_of("", ""), [], False, id="never-sent"),
+    ],
+)
+def test_a_field_written_but_answered_blank(
+    answered: Shape, sent: list[Shape], blind: bool
+) -> None:
+    assert written_blind(answered, sent) == blind

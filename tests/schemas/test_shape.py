@@ -80,10 +80,18 @@ def test_few_repeating_values_become_an_enum_with_frequencies() -> None:
         pytest.param(["x", "x"], id="too-few-samples"),
         pytest.param([f"user{index}" for index in range(40)] * 2, id="too-many-values"),
         pytest.param(["2024-01-01", "2024-01-01", "2024-01-01"], id="dates-are-not-enums"),
+        pytest.param(
+            ["", "", "", "", "Replaced the toner.", "Rebooted the print server."],
+            id="texts-each-once-beside-blanks",
+        ),
     ],
 )
 def test_values_that_are_no_enum(samples: list[str]) -> None:
     assert "enum" not in schema_of(samples)
+
+
+def test_a_field_only_ever_blank_is_an_enum_of_blank() -> None:
+    assert schema_of(["", "", ""]) == {"type": "string", "maxLength": 0, "enum": [""]}
 
 
 _LOGINS = ["admin", "aisha.khan", "jonas.berg", "aisha.khan", "admin", "jonas.berg"]
