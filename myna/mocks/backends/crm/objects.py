@@ -107,12 +107,14 @@ class SObject:
     flags: Mapping[str, bool] = field(default_factory=lambda: dict(_STANDARD))
     _by_name: Mapping[str, Field] = field(init=False, repr=False, compare=False)
     _by_relationship: Mapping[str, Field] = field(init=False, repr=False, compare=False)
+    names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Case-insensitive lookups by name: a describe or a query asks hundreds of times.
         object.__setattr__(self, "_by_name", {spec.name.lower(): spec for spec in self.fields})
         related = {spec.relationship.lower(): spec for spec in self.fields if spec.relationship}
         object.__setattr__(self, "_by_relationship", related)
+        object.__setattr__(self, "names", tuple(spec.name for spec in self.fields))
 
     def field(self, name: str) -> Field:
         spec = self._by_name.get(name.lower())
@@ -122,10 +124,6 @@ class SObject:
 
     def has(self, name: str) -> bool:
         return name.lower() in self._by_name
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(spec.name for spec in self.fields)
 
     @property
     def soft_deleted(self) -> bool:
