@@ -1,8 +1,14 @@
-"""`myna serve MODEL`: serve a service model as a stateful mock over HTTP or HTTPS."""
+"""`myna serve MODEL`: serve a service model as a stateful mock over HTTP or HTTPS.
+
+The default world is seeded, in this order of precedence, from `--seed-dir` files; from a
+built-in back end's reference world (the consistent records its reference service leaves after
+its corpus) unless `--generated` is given; else from `--records` generated records per resource.
+"""
 
 from __future__ import annotations
 
 import secrets
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,11 +16,16 @@ import typer
 from rich.console import Console
 
 from myna.errors import MockError
-from myna.mocks.backends import resolve_model
+from myna.mocks.backends import named_backend, resolve_model
 
 if TYPE_CHECKING:
+    from myna.mocks.auth import Credentials
+    from myna.mocks.backends import Backend
+    from myna.mocks.runtime import Mock
     from myna.mocks.sqlstore import SqlStore
     from myna.schemas.model import ServiceModel
+
+DEFAULT_RECORDS = 20
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +41,8 @@ def serve(
         str,
         typer.Argument(
             metavar="MODEL",
-            help="Service model (OpenAPI YAML), or the name of a built-in back end (itsm, crm).",
+            help="Service model (OpenAPI YAML), or the name of a built-in back end "
+            "(itsm, crm, erp).",
         ),
     ],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -43,12 +55,25 @@ def serve(
     ] = "sqlite://",
     seed: Annotated[int, typer.Option(help="Seed for generated records and minted ids.")] = 0,
     records: Annotated[
-        int, typer.Option(min=0, help="Records to generate per resource (0: none).")
-    ] = 20,
+        int | None,
+        typer.Option(
+            min=0,
+            help=f"Records to generate per resource (0: none; default {DEFAULT_RECORDS}).",
+            show_default=False,
+        ),
+    ] = None,
     seed_dir: Annotated[
         Path | None,
         typer.Option(help="Seed from files instead: one RESOURCE.jsonl or RESOURCE.csv each."),
     ] = None,
+    generated: Annotated[
+        bool,
+        typer.Option(
+            "--generated",
+            help="Seed a built-in back end with generated records (--records) instead of its "
+            "reference world.",
+        ),
+    ] = False,
     tls: Annotated[bool, typer.Option(help="Serve HTTPS with a self-signed certificate.")] = False,
     ca_out: Annotated[
         Path | None, typer.Option(help="With --tls: write the CA certificate (PEM) here.")
@@ -69,18 +94,23 @@ def serve(
     import tempfile
 
     from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials
-    from myna.mocks.runtime import DEFAULT_WORLD, Mock
+    from myna.mocks.runtime import DEFAULT_WORLD
     from myna.mocks.serve import make_tls, server_for
-    from myna.mocks.sqlstore import SqlStore
 
     if ca_out is not None and not tls:
         raise MockError("--ca-out needs --tls", field="--ca-out")
-    model = resolve_model(model_spec)
-    store = SqlStore(model, db)
-    _seed_default_world(model, store, seed=seed, records=records, seed_dir=seed_dir)
-    credentials = Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS
     token = admin_token or secrets.token_urlsafe(24)
-    mock = Mock(model, store, credentials=credentials, admin_token=token, seed=seed)
+    mock = served_mock(
+        model_spec,
+        db=db,
+        seed=seed,
+        records=records,
+        seed_dir=seed_dir,
+        generated=generated,
+        credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
+        admin_token=token,
+    )
+    model = mock.model
     console = Console(stderr=True)
     with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
         files = make_tls(Path(scratch), host) if tls else None
@@ -100,8 +130,60 @@ def serve(
         server.run()
 
 
+def served_mock(
+    model_spec: str,
+    *,
+    db: str = "sqlite://",
+    seed: int = 0,
+    records: int | None = None,
+    seed_dir: Path | None = None,
+    generated: bool = False,
+    credentials: Credentials | None = None,
+    admin_token: str | None = None,
+) -> Mock:
+    """The mock `myna serve` runs: MODEL (a file or a built-in back end) over the store at `db`,
+    with its default world seeded (see the module docstring for where its records come from)."""
+    from myna.mocks.runtime import Mock
+    from myna.mocks.sqlstore import SqlStore
+
+    if seed_dir is not None and (generated or records is not None):
+        raise MockError(
+            "--seed-dir seeds from files; --generated and --records are for generated records: "
+            "give one or the other",
+            field="--seed-dir",
+        )
+    model = resolve_model(model_spec)
+    backend = named_backend(model_spec)
+    if backend is not None and seed_dir is None and not generated and records is not None:
+        with backend.reference_world() as world:
+            if world is not None:
+                raise MockError(
+                    f"--records counts generated records, and `myna serve {backend.name}` serves "
+                    "its reference world: add --generated to seed generated records instead",
+                    field="--records",
+                )
+    store = SqlStore(model, db)
+    _seed_default_world(
+        model,
+        store,
+        backend=backend,
+        seed=seed,
+        records=records,
+        seed_dir=seed_dir,
+        generated=generated,
+    )
+    return Mock(model, store, credentials=credentials, admin_token=admin_token, seed=seed)
+
+
 def _seed_default_world(
-    model: ServiceModel, store: SqlStore, *, seed: int, records: int, seed_dir: Path | None
+    model: ServiceModel,
+    store: SqlStore,
+    *,
+    backend: Backend | None,
+    seed: int,
+    records: int | None,
+    seed_dir: Path | None,
+    generated: bool,
 ) -> None:
     from myna.mocks.runtime import DEFAULT_WORLD
     from myna.mocks.seed import seed as seed_store
@@ -109,11 +191,16 @@ def _seed_default_world(
 
     if any(info.id == DEFAULT_WORLD for info in store.worlds()):
         return  # a shared database that another process already seeded
-    snapshot: str | None = None
-    if seed_dir is not None:
-        snapshot = seed_from_files(model, store, seed_dir)
-    elif records > 0:
-        snapshot = seed_store(model, store, seed=seed, records=records)
+    with ExitStack() as stack:
+        files = seed_dir
+        if files is None and backend is not None and not generated:
+            files = stack.enter_context(backend.reference_world())
+        count = DEFAULT_RECORDS if records is None else records
+        snapshot: str | None = None
+        if files is not None:
+            snapshot = seed_from_files(model, store, files)
+        elif count > 0:
+            snapshot = seed_store(model, store, seed=seed, records=count)
     store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)
 
 
