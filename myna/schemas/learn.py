@@ -171,6 +171,8 @@ class Obs:
     exchange: Exchange
     session: int
     segments: list[str]
+    origin: str
+    """`scheme://host` of the exchange's URL."""
     unwrapped: Unwrapped = NOTHING
     template: tuple[str, ...] = ()
     op: OpStats | None = None
@@ -211,7 +213,7 @@ def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) ->
         group = groups.get((site, base))
         if group is None:
             group = groups[(site, base)] = Group(site, base)
-        group.observations.append(Obs(exchange, session, segments[cut:]))
+        group.observations.append(Obs(exchange, session, segments[cut:], origin))
     usable = [
         group
         for group in groups.values()
@@ -378,7 +380,7 @@ class ServiceLearner:
             op.tally.add(obs.session, exchange.id)
             status = exchange.status
             op.statuses.setdefault(status, Tally()).add(obs.session, exchange.id)
-            self.servers.add(_split_url(exchange.url)[0])
+            self.servers.add(obs.origin)
             for name, value in exchange.query:
                 shape = op.query.get(name)
                 if shape is None:
@@ -611,8 +613,6 @@ class ServiceLearner:
             layouts = self.layouts.setdefault(name, set())
             if layout in layouts:
                 continue
-            if len(layouts) < _LAYOUTS:
-                layouts.add(layout)
             kinds = self.kinds.get(name)
             if (
                 kinds is None
@@ -620,6 +620,8 @@ class ServiceLearner:
                 or any(type(value) not in kinds.get(key, ()) for key, value in record.items())
             ):
                 self._take_record(name, record, obs)
+            elif len(layouts) < _LAYOUTS:
+                layouts.add(layout)
 
     def _take_record(self, name: str, record: dict[str, Any], obs: Obs) -> None:
         shape = self.records.get(name)
@@ -628,14 +630,20 @@ class ServiceLearner:
             chosen = id_field([record], name)
             if chosen is not None:
                 self.id_fields[name] = chosen
-        kinds = self.kinds.setdefault(name, {})
-        self.widths.setdefault(name, set()).add(len(record))
-        for field_name, item in record.items():
-            found = kinds.get(field_name)
-            if found is None:
-                kinds[field_name] = {type(item)}
-            else:
-                found.add(type(item))
+        # What the novelty check compares against; a layout taken before adds nothing to it.
+        layout = (tuple(record), tuple(map(type, record.values())))
+        layouts = self.layouts.setdefault(name, set())
+        if layout not in layouts:
+            if len(layouts) < _LAYOUTS:
+                layouts.add(layout)
+            kinds = self.kinds.setdefault(name, {})
+            self.widths.setdefault(name, set()).add(len(record))
+            for field_name, kind in zip(layout[0], layout[1], strict=True):
+                found = kinds.get(field_name)
+                if found is None:
+                    kinds[field_name] = {kind}
+                else:
+                    found.add(kind)
         id_name = self.id_fields.get(name)
         value = record.get(id_name) if id_name is not None else None
         if value is None:

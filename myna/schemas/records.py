@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import contains, is_
 from typing import Any, Literal
 
 GENERIC_LIST_KEYS = frozenset(
@@ -168,12 +170,21 @@ def view_of(query: Iterable[tuple[str, str]], records: list[dict[str, Any]]) -> 
             view = VIEW_PARAMS.get((name, value.lower()))
             if view is not None:
                 return view
-    if records:
-        for value in records[0].values():
-            # Most values are no objects; the type test spares them a call.
-            if type(value) is dict and _is_pair(value):
-                return "pairs"
+    if (
+        records
+        and _shows_display_value(records[0])
+        and any(_is_pair(value) for value in records[0].values())
+    ):
+        return "pairs"
     return "values"
+
+
+def _shows_display_value(record: dict[str, Any]) -> bool:
+    """Whether some value of `record` is an object with a `display_value`, tested without a
+    Python step per value: this runs on every answer, and most records are long."""
+    values = record.values()
+    objects = compress(values, map(is_, map(type, values), repeat(dict)))
+    return any(map(contains, objects, repeat("display_value")))
 
 
 def _is_pair(value: Any) -> bool:
