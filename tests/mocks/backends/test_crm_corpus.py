@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from myna.mocks.backends.crm.corpus import CHAPTERS, build_corpus
-from myna.mocks.backends.crm.instance import STAGES, Org, Reply, Request
-from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS
+from myna.mocks.backends.crm.instance import Org, Reply, Request
+from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS, STAGES
 from myna.mocks.ids import salesforce_checksum
 from myna.traces.jsonl import write_jsonl
 from myna.traces.model import Body, Session

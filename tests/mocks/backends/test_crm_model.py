@@ -22,8 +22,7 @@ from myna.errors import MockError
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.backends import BACKENDS, builtin_model
-from myna.mocks.backends.crm.instance import STAGES
-from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS
+from myna.mocks.backends.crm.objects import OBJECTS, PICKLISTS, STAGES
 from myna.mocks.conformance import ConformanceReport
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import FieldSpec, ServiceModel
@@ -134,13 +133,16 @@ def test_computed_fields_are_pinned_read_only_and_refused(
     assert (spec.read_only, spec.write_policy) == (True, "refuse")
 
 
-def test_the_stage_machine_carries_each_stage_s_probability(shipped: ServiceModel) -> None:
+def test_the_stage_machine_sets_each_stage_s_probability_and_forecast_category(
+    shipped: ServiceModel,
+) -> None:
     (machine,) = shipped.resources["Opportunity"].state_machines
     assert machine.evidence.pinned
     assert not machine.enforce
-    assert {stage: int(label) for stage, label in machine.labels.items()} == {
-        stage: probability for stage, (probability, _) in STAGES.items()
-    }
+    assert {
+        stage: (entry.values["Probability"], entry.values["ForecastCategoryName"])
+        for stage, entry in machine.sets_on_entry.items()
+    } == STAGES
     assert machine.changes_on_entry["Closed Won"] == [
         "Probability",
         "ForecastCategoryName",
@@ -255,9 +257,9 @@ def test_every_recorded_field_is_shipped_with_the_same_kind_and_id_format(
         if spec.reference is not None
     }
     shipped_references = {
-        field: mine.fields[field].reference.resource
+        field: reference.resource
         for field in references
-        if mine.fields[field].reference is not None
+        if (reference := mine.fields[field].reference) is not None
     }
     assert shipped_references == references
 

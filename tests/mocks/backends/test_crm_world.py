@@ -12,7 +12,7 @@ import pytest
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.backends import builtin_model
-from myna.mocks.backends.crm.instance import STAGES
+from myna.mocks.backends.crm.objects import STAGES
 from myna.mocks.backends.crm.world import reference_world, seed_files
 from myna.mocks.seed import seed_from_files
 from myna.mocks.sqlstore import SqlStore

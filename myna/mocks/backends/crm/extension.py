@@ -1,14 +1,27 @@
-"""The `salesforce` extension: the Salesforce REST API served by the reference org's own rules.
+"""The `salesforce` extension: the Salesforce REST API, served by the reference org's code under
+the served model's rules.
 
-The CRM model (learned from the shipped corpus) names the objects, their fields and operations;
-what a Salesforce client relies on beyond that is the platform's behaviour, and all of it is
-already written as code in the reference org the corpus was made with (`instance.Org`):
-Salesforce's answer shapes (create's `{id, success, errors}`, 204 without a body on PATCH and
-DELETE, upsert by external id), SOQL with nested relationship fields, `COUNT()` and
-`nextRecordsUrl` paging, SOSL, describe, limits, the `[{message, errorCode, fields}]` refusals
-with Salesforce's codes, soft deletion with `queryAll`, and the rules (stages, cases, lead
-conversion, roll-ups, cascades). So this extension routes every Salesforce endpoint to that org
-instead of re-stating its rules:
+The CRM model (learned from the shipped corpus into the pinned overlay) names the objects, their
+fields and operations, and states the rules a model can state:
+
+- a restricted picklist's values (a field's `enum`) and default (`default`): another value is
+  refused with `INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST`, and describe lists these values;
+- the fields a create must send (`required_on_create`): `REQUIRED_FIELD_MISSING` without them;
+- what entering a state sets (`StateMachine.sets_on_entry`: an Opportunity stage's Probability,
+  ForecastCategoryName, IsClosed and IsWon; a Case's or Task's IsClosed...), applied by
+  `myna.mocks.behaviour.entry_values`, so a value the request sends wins.
+
+`StoredOrg` reads those from the model it serves (`rules.model_rules`, once per mock), so editing
+the model changes what a client sees. Everything else a Salesforce client relies on is protocol,
+written once as the reference org's code (`instance.Org`, over the catalogue in `objects.py`)
+and shared by the org that wrote the corpus (which has no model: it reads the same rules from
+the catalogue, `rules.CATALOGUE`): Salesforce's answer shapes (create's `{id, success,
+errors}`, 204 without a body on PATCH and DELETE, upsert by external id), SOQL with nested
+relationship fields, `COUNT()` and `nextRecordsUrl` paging, SOSL, describe, limits, the
+`[{message, errorCode, fields}]` refusals with Salesforce's codes, soft deletion with
+`queryAll`, lead conversion, roll-ups, cascades, the access objects' rules, and the rules that
+are no constant per state (a case's ClosedDate stamp, the sticky escalation flag, the case
+reason validation rule). So this extension routes every Salesforce endpoint to that org:
 
 - `StoredOrg` is an `Org` whose records are the store's, read through the request's transaction
   on first use (`StoredTable`) and written back when the org has answered; ids and case numbers
@@ -19,7 +32,7 @@ instead of re-stating its rules:
   Salesforce's token shape (identity URL, issue time, signature).
 
 The runtime keeps what is not Salesforce's: TLS serving, worlds, authentication, faults and the
-call log. PROTOCOL.md states the contract, clause by clause.
+call log. PROTOCOL.md states the contract, clause by clause, and where each rule lives (§7).
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from myna.mocks.backends.crm.instance import (
     token_answer,
 )
 from myna.mocks.backends.crm.objects import BY_PREFIX, OBJECTS
+from myna.mocks.backends.crm.rules import Rules, model_rules
 from myna.mocks.extensions import Extension, Route, RouteCall, register_extension
 from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.query import Condition, Query
@@ -167,6 +181,17 @@ def cursors_of(mock: Mock, world: str) -> Cursors:
     return _CURSORS.setdefault(mock, {}).setdefault(world, Cursors())
 
 
+# The rules a mock's model states, read from it once.
+_RULES: weakref.WeakKeyDictionary[Mock, Rules] = weakref.WeakKeyDictionary()
+
+
+def rules_of(mock: Mock) -> Rules:
+    rules = _RULES.get(mock)
+    if rules is None:
+        rules = _RULES[mock] = model_rules(mock.model)
+    return rules
+
+
 class StoredOrg(Org):
     """The reference org over one request's transaction; `principal` is its acting user (made a
     User record the first time they call)."""
@@ -185,6 +210,7 @@ class StoredOrg(Org):
             cursors=cursors_of(call.mock, call.world),
             api_calls=self.tx.next_sequence("crm.api_calls", 1) - 1,
             admin=(username, "", principal.partition("@")[0]),
+            rules=rules_of(call.mock),
         )
         self.sessions[_RUNTIME_SESSION] = self.admin_id
 

@@ -5,15 +5,21 @@ id, SOQL `query`/`queryAll` with `nextRecordsUrl` paging, SOSL `search`, `limits
 token endpoint and one Apex REST class (`/services/apexrest/LeadConvert/{id}`, the usual way to
 convert a lead over REST), the way Salesforce's documentation and the real recordings show (see
 PROTOCOL.md). It runs the platform's behaviour for the shipped objects: restricted picklists,
-required fields, read-only fields, the Opportunity stage -> Probability/ForecastCategory/IsClosed/
-IsWon mapping, Case escalation and closure, lead conversion, line-item roll-ups, soft deletion
-into the recycle bin and cascades. Deterministic throughout: ids come from counters, time from a
-clock the author advances.
+required fields, read-only fields, what entering an Opportunity stage or a Case or Task status
+sets (Probability, ForecastCategoryName, IsClosed, IsWon, IsEscalated), Case closure, lead
+conversion, line-item roll-ups, soft deletion into the recycle bin and cascades. Deterministic
+throughout: ids come from counters, time from a clock the author advances.
 
-This is not the mock. The mock is learned from the traffic written here. The org shares only the
-SOQL and SOSL parsers and the filter evaluator with the runtime (`myna.mocks.dialects`,
-`myna.mocks.evaluate`), so query *semantics* are one implementation; everything else (routing,
-rendering, behaviour) is written here independently of the runtime.
+The rules a service model can state (a picklist's values and default, the fields a create must
+send, the values a state's entry sets) come from the org's `Rules` (rules.py): the catalogue's
+for the org that writes the corpus, the served model's for the org the `salesforce` extension
+serves. Everything else here is the catalogue's and this code's.
+
+This is not the mock. The mock is learned from the traffic written here. The org shares with the
+runtime the SOQL and SOSL parsers and the filter evaluator (`myna.mocks.dialects`,
+`myna.mocks.evaluate`), so query *semantics* are one implementation, and the application of
+entry values (`myna.mocks.behaviour.entry_values`), so a state's values mean the same to both;
+everything else (routing, rendering, behaviour) is written here independently of the runtime.
 """
 
 from __future__ import annotations
@@ -30,15 +36,14 @@ from myna.mocks.backends.crm.objects import (
     BY_PREFIX,
     CHILD_RELATIONSHIPS,
     OBJECTS,
-    PICKLIST_DEFAULTS,
     PICKLIST_LABELS,
-    PICKLISTS,
     Field,
     SObject,
     catalogued,
     sobject,
 )
 from myna.mocks.backends.crm.permissions import PERMISSIONS, SET_FIELDS, permission_values
+from myna.mocks.backends.crm.rules import CATALOGUE, Rules
 from myna.mocks.dialects import QuerySyntaxError
 from myna.mocks.dialects.soql import FieldRef, SoqlQuery, malformed_query_message, parse_soql
 from myna.mocks.dialects.sosl import SoslReturning, match_term, parse_sosl
@@ -64,20 +69,6 @@ EVERY: Final = tuple(name for name, _ in PERMISSIONS)
 # The OAuth scopes of the org's connected app, which every token it grants carries.
 SCOPES: Final = "refresh_token api"
 
-# Opportunity stages (the standard sales process): default probability and forecast category;
-# the two Closed stages also decide IsClosed and IsWon.
-STAGES: Final[Mapping[str, tuple[int, str]]] = {
-    "Prospecting": (10, "Pipeline"),
-    "Qualification": (10, "Pipeline"),
-    "Needs Analysis": (20, "Pipeline"),
-    "Value Proposition": (50, "Pipeline"),
-    "Id. Decision Makers": (60, "Pipeline"),
-    "Perception Analysis": (70, "Pipeline"),
-    "Proposal/Price Quote": (75, "Pipeline"),
-    "Negotiation/Review": (90, "Pipeline"),
-    "Closed Won": (100, "Closed"),
-    "Closed Lost": (0, "Omitted"),
-}
 CONVERTED_STATUS: Final = "Closed - Converted"
 # The reference org's one validation rule (Setup > Case > Validation Rules).
 CASE_REASON_RULE: Final = "Choose a case reason before closing the case."
@@ -285,8 +276,10 @@ class Org:
         cursors: MutableMapping[str, Cursor] | None = None,
         api_calls: int = 0,
         admin: tuple[str, str, str] = ADMIN,
+        rules: Rules = CATALOGUE,
     ) -> None:
         self.host = host
+        self.rules = rules
         self.now = start
         self.rows: Mapping[str, MutableMapping[str, Row]] = (
             rows if rows is not None else {name: {} for name in OBJECTS}
@@ -624,13 +617,15 @@ class Org:
     def create(self, name: str, values: Mapping[str, Any], user: str) -> str:
         obj = OBJECTS[name]
         sent = self._checked(obj, values, creating=True)
-        for (object_name, field_name), default in PICKLIST_DEFAULTS.items():
-            if object_name == name and sent.get(field_name) in (None, ""):
+        for field_name, default in self.rules.defaults.get(name, {}).items():
+            if sent.get(field_name) in (None, ""):
                 sent[field_name] = default
         if obj.has("OwnerId") and obj.field("OwnerId").createable:
             sent.setdefault("OwnerId", user)
         missing = [
-            spec.name for spec in obj.fields if spec.required and sent.get(spec.name) in (None, "")
+            spec.name
+            for spec in obj.fields
+            if self.rules.is_required(name, spec.name) and sent.get(spec.name) in (None, "")
         ]
         if missing:
             raise required_missing(missing)
@@ -665,7 +660,9 @@ class Org:
         cleared = [
             spec.name
             for spec in obj.fields
-            if spec.required and spec.name in sent and sent[spec.name] in (None, "")
+            if self.rules.is_required(name, spec.name)
+            and spec.name in sent
+            and sent[spec.name] in (None, "")
         ]
         if cleared:
             raise required_missing(cleared)
@@ -731,10 +728,10 @@ class Org:
         if value is None or value == "":
             return None
         if spec.type == "picklist":
-            allowed = PICKLISTS[spec.picklist or spec.name]
-            if value not in allowed:
+            allowed = self.rules.allowed(obj.name, spec.name)
+            if allowed is not None and value not in allowed:
                 raise bad_picklist(spec, value)
-            return value
+            return str(value)
         if spec.type == "boolean":
             if not isinstance(value, bool):
                 raise Refused(
@@ -805,51 +802,31 @@ class Org:
     # -- the platform's automation -------------------------------------------------------------
 
     def _derive(self, obj: SObject, before: Row | None, after: Row, sent: Row) -> None:
+        after.update(self.rules.entry_values(obj, before, after, sent))
         if obj.has("FirstName") and obj.name != "Account":
             first = after.get("FirstName")
             after["Name"] = f"{first} {after['LastName']}" if first else after["LastName"]
         if obj.has("Address"):
             after["Address"] = _address(after)
-        if obj.name == "Opportunity":
-            self._stage(before, after, sent)
-        elif obj.name == "Case":
+        if obj.name == "Case":
             self._case(before, after)
-        elif obj.name == "Task":
-            after["IsClosed"] = after["Status"] == "Completed"
         elif obj.name == "OpportunityLineItem":
             opportunity = self.find("Opportunity", after["OpportunityId"])
             product = self.find("Product2", after["Product2Id"])
             after["Name"] = f"{opportunity['Name']} {product['Name']}"
             after["TotalPrice"] = round(after["Quantity"] * after["UnitPrice"], 2)
 
-    def _stage(self, before: Row | None, after: Row, sent: Row) -> None:
-        """A stage change brings the stage's probability and forecast category, unless the same
-        request sets them; the Closed stages decide IsClosed and IsWon."""
-        stage = after["StageName"]
-        changed = before is None or before["StageName"] != stage
-        probability, category = STAGES[stage]
-        if changed and "Probability" not in sent:
-            after["Probability"] = float(probability)
-        if changed and "ForecastCategoryName" not in sent:
-            after["ForecastCategoryName"] = category
-        after["IsClosed"] = stage in ("Closed Won", "Closed Lost")
-        after["IsWon"] = stage == "Closed Won"
-
     def _case(self, before: Row | None, after: Row) -> None:
-        status = after["Status"]
-        if status == "Escalated":
-            after["IsEscalated"] = True
-        elif after["IsEscalated"] is None:
+        """What a status sets is the rules' (`_derive`); what is no constant stays here: a case
+        once escalated stays flagged, closing needs a reason and stamps the moment."""
+        if after["IsEscalated"] is None:
             after["IsEscalated"] = False
-        closing = status == "Closed" and (before is None or before["Status"] != "Closed")
+        closing = after["Status"] == "Closed" and (before is None or before["Status"] != "Closed")
         if closing and after["Reason"] is None:
             # The rule's error location is the Reason field, so the refusal names it.
             raise Refused(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ["Reason"])
-        after["IsClosed"] = status == "Closed"
         if closing:
             after["ClosedDate"] = self.stamp()
-        elif status != "Closed":
-            after["ClosedDate"] = None
 
     def _roll_up(self, line: Row | None) -> None:
         """An opportunity with products has the sum of their total prices as its Amount."""
@@ -872,8 +849,8 @@ class Org:
         if row["CommunityNickname"] is None:
             moment = int((self.now - datetime(1970, 1, 1)).total_seconds() * 1000)
             row["CommunityNickname"] = f"User{moment}{self.next_number('Nickname'):07d}"
-        for (object_name, field_name), default in PICKLIST_DEFAULTS.items():
-            if object_name == "User" and row[field_name] is None:
+        for field_name, default in self.rules.defaults.get("User", {}).items():
+            if row[field_name] is None:
                 row[field_name] = default
         profile = self._lookup("Profile", row["ProfileId"]) if row["ProfileId"] else None
         row["UserType"] = profile["UserType"] if profile is not None else "Standard"
@@ -1154,7 +1131,7 @@ class Org:
         return {
             **summary,
             "urls": urls,
-            "fields": [_describe_field(obj, spec) for spec in obj.fields],
+            "fields": [_describe_field(obj, spec, self.rules) for spec in obj.fields],
             "childRelationships": [
                 {
                     "childSObject": child.name,
@@ -1447,21 +1424,24 @@ def _object_summary(obj: SObject, version: str) -> dict[str, Any]:
     }
 
 
-def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
-    listed = PICKLISTS.get(spec.picklist or "", ()) if spec.type == "picklist" else ()
+def _describe_field(obj: SObject, spec: Field, rules: Rules) -> dict[str, Any]:
+    """A field's describe; its picklist values and default, and whether it is required, are
+    the rules' (what the org enforces), the rest the catalogue's."""
+    listed = rules.allowed(obj.name, spec.name) if spec.type == "picklist" else None
     labels = PICKLIST_LABELS.get(spec.picklist or "", {})
-    default = PICKLIST_DEFAULTS.get((obj.name, spec.name))
+    default = rules.default(obj.name, spec.name)
+    required = rules.is_required(obj.name, spec.name)
     return {
         "name": spec.name,
         "label": spec.label,
         "type": spec.type,
-        "nillable": spec.nillable,
+        "nillable": (spec.nillable or spec.required) and not required,
         "createable": spec.createable,
         "updateable": spec.updateable,
         "defaultedOnCreate": spec.defaulted or spec.name == "Id",
         "externalId": spec.external_id,
         "unique": spec.unique,
-        "restrictedPicklist": spec.type == "picklist",
+        "restrictedPicklist": listed is not None,
         "picklistValues": [
             {
                 "active": True,
@@ -1470,11 +1450,11 @@ def _describe_field(obj: SObject, spec: Field) -> dict[str, Any]:
                 "validFor": None,  # no controlling field: every value is valid
                 "value": value,
             }
-            for value in listed
+            for value in listed or ()
         ],
         "referenceTo": list(spec.reference_to),
         "relationshipName": spec.relationship,
-        **_field_facts(obj, spec, default),
+        **_field_facts(obj, spec, default, required),
     }
 
 
@@ -1533,7 +1513,7 @@ def _compound(obj: SObject, spec: Field) -> str | None:
     return None
 
 
-def _field_facts(obj: SObject, spec: Field, default: str | None) -> dict[str, Any]:
+def _field_facts(obj: SObject, spec: Field, default: str | None, required: bool) -> dict[str, Any]:
     """The rest of a field's describe: what a client checks before it filters, sorts, groups
     or writes, with the values a standard field of that type has."""
     length = _LENGTHS.get(spec.type, 0)
@@ -1578,7 +1558,7 @@ def _field_facts(obj: SObject, spec: Field, default: str | None) -> dict[str, An
         "maskType": None,
         "nameField": spec.name == obj.name_field,
         "namePointing": polymorphic,
-        "permissionable": not spec.required and spec.createable and spec.name != "Id",
+        "permissionable": not required and spec.createable and spec.name != "Id",
         "polymorphicForeignKey": polymorphic,
         "precision": precision,
         "queryByDistance": spec.type == "address",

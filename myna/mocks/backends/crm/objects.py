@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from myna.errors import ModelError
 from myna.mocks.backends.crm.permissions import PERMISSIONS, PREFERENCES, permission_names
@@ -364,6 +364,49 @@ PICKLIST_DEFAULTS: Final[Mapping[tuple[str, str], str]] = {
     ("PermissionSet", "Type"): "Regular",
 }
 """The default value of a picklist when a create leaves it out (the value set's default)."""
+
+# Opportunity stages (the standard sales process): default probability and forecast category.
+STAGES: Final[Mapping[str, tuple[int, str]]] = {
+    "Prospecting": (10, "Pipeline"),
+    "Qualification": (10, "Pipeline"),
+    "Needs Analysis": (20, "Pipeline"),
+    "Value Proposition": (50, "Pipeline"),
+    "Id. Decision Makers": (60, "Pipeline"),
+    "Perception Analysis": (70, "Pipeline"),
+    "Proposal/Price Quote": (75, "Pipeline"),
+    "Negotiation/Review": (90, "Pipeline"),
+    "Closed Won": (100, "Closed"),
+    "Closed Lost": (0, "Omitted"),
+}
+
+_OPEN_CASE: Final[Mapping[str, Any]] = {"IsClosed": False, "ClosedDate": None}
+
+ENTRY_VALUES: Final[Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]]] = {
+    # A stage brings its probability and forecast category; the two Closed stages close the
+    # opportunity, and only Closed Won wins it.
+    ("Opportunity", "StageName"): {
+        stage: {
+            "Probability": float(probability),
+            "ForecastCategoryName": category,
+            "IsClosed": stage in ("Closed Won", "Closed Lost"),
+            "IsWon": stage == "Closed Won",
+        }
+        for stage, (probability, category) in STAGES.items()
+    },
+    # Closed closes a case (its ClosedDate is the moment, which is no constant); any other status
+    # reopens it, and Escalated flags it (the flag stays when the case moves on).
+    ("Case", "Status"): {
+        "New": _OPEN_CASE,
+        "Working": _OPEN_CASE,
+        "Escalated": {**_OPEN_CASE, "IsEscalated": True},
+        "Closed": {"IsClosed": True},
+    },
+    ("Task", "Status"): {
+        status: {"IsClosed": status == "Completed"} for status in PICKLISTS["TaskStatus"]
+    },
+}
+"""The values entering a state sets: (object, status field) -> state -> field -> value, unless
+the same request sets the field itself."""
 
 # Data objects carry these, after their own fields; setup objects and User list theirs in place.
 _SYSTEM: Final = """
