@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
+from myna.mocks.backends import seed_file_texts
 from myna.mocks.backends.itsm.instance import (
     ADMIN,
     Instance,
@@ -1680,9 +1681,17 @@ CHAPTERS: Final[tuple[Chapter, ...]] = (
 )
 
 
+# The corpus pauses between chapters; the reference world's timestamps follow the same clock.
+CHAPTER_GAP: Final = timedelta(minutes=30)
+
+
 def build_corpus() -> list[Session]:
     """Every chapter, in order, against one instance: later chapters see earlier records."""
-    instance = Instance(HOST, START)
+    return run_chapters(Instance(HOST, START))
+
+
+def run_chapters(instance: Instance) -> list[Session]:
+    """Run every chapter against `instance`, in order, one recorded session each."""
     directory = Directory()
     sessions: list[Session] = []
     for number, chapter in enumerate(CHAPTERS, start=1):
@@ -1693,7 +1702,7 @@ def build_corpus() -> list[Session]:
             source="myna.mocks.backends.itsm.corpus",
         )
         chapter.write(Scribe(instance, session, user=chapter.user), directory)
-        instance.advance(timedelta(minutes=30))
+        instance.advance(CHAPTER_GAP)
         sessions.append(session)
     return sessions
 
@@ -1728,9 +1737,8 @@ def instance_records(instance: Instance) -> dict[str, list[dict[str, Any]]]:
 def write_seed_files(records: Mapping[str, Iterable[Mapping[str, Any]]], directory: Path) -> None:
     """Write `<resource>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
     directory.mkdir(parents=True, exist_ok=True)
-    for resource, rows in records.items():
-        lines = (json.dumps(row, sort_keys=True) + "\n" for row in rows)
-        (directory / f"{resource}.jsonl").write_text("".join(lines), encoding="utf-8")
+    for name, text in seed_file_texts({k: list(v) for k, v in records.items()}).items():
+        (directory / name).write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:

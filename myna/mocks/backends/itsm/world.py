@@ -20,18 +20,14 @@ Deterministic; run after the corpus and the model are regenerated, with
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Final
 
 from myna.mocks.backends import seed_file_texts, write_world_command
-from myna.mocks.backends.itsm.corpus import CHAPTERS, HOST, START, Directory, Scribe
+from myna.mocks.backends.itsm.corpus import HOST, START, run_chapters
 from myna.mocks.backends.itsm.instance import Instance, Row
 from myna.mocks.backends.itsm.tables import ancestors, table
-from myna.traces.model import Session
 from myna.traces.redact import redact_json
 
-# The corpus pauses between chapters; the world's timestamps follow the same clock.
-CHAPTER_GAP: Final = timedelta(minutes=30)
 LEFT_OUT: Final = frozenset({"sys_attachment"})
 
 
@@ -39,11 +35,7 @@ def reference_instance() -> Instance:
     """The reference instance after every corpus chapter, run in order as the corpus runs them
     (the recorded sessions are not kept)."""
     instance = Instance(HOST, START)
-    directory = Directory()
-    for number, chapter in enumerate(CHAPTERS, start=1):
-        session = Session(id=f"itsm-{number:02d}-{chapter.slug}")
-        chapter.write(Scribe(instance, session, user=chapter.user), directory)
-        instance.advance(CHAPTER_GAP)
+    run_chapters(instance)
     return instance
 
 
