@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from myna.errors import MockError, MynaError
-from myna.mocks.seed import could_be_id, reference_id_schema, seed, seed_from_files
+from myna.mocks.seed import could_be_id, seed, seed_from_files, stored_value_schema
 from myna.mocks.store import Record, Store
 from myna.schemas.model import Operation, Resource, ServiceModel
 
@@ -85,7 +85,9 @@ Check = Callable[[Subject], Iterator[Finding]]
 
 def check_schemas(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
     """Every non-empty value of a seeded record fits its field's JSON Schema; a `link_value`
-    reference is held as the bare id its `value` describes (the runtime renders the link)."""
+    reference is held as the bare id its `value` describes (the runtime renders the link), and
+    a reference is not held to the ids a learned enum lists (`check_references` asks whether
+    it names a seeded record)."""
     validators: dict[tuple[str, str], Draft202012Validator] = {}
     for resource_name, record_id, record in records:
         resource = model.resources.get(resource_name)
@@ -107,7 +109,7 @@ def check_schemas(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
                     "is stored as its target's id, from which responses render the link",
                 )
                 continue
-            schema = reference_id_schema(spec)
+            schema = stored_value_schema(model, spec)
             if not schema:
                 continue
             key = (resource_name, name)

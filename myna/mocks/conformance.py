@@ -36,6 +36,7 @@ from myna.mocks.router import Match, Router
 from myna.mocks.seed import counters_after, read_files, seeding_order
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
+from myna.schemas.records import receipt_id
 from myna.traces.model import Body, Exchange, Session
 from myna.traces.redact import is_redacted
 
@@ -136,6 +137,9 @@ def run_conformance(
         ordered = list(_in_seeding_order(model, records))
         snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
         mock = Mock(model, store, credentials=replay.credentials)
+        # A bearer token the mock issued to `user`, as the recorded client used the one its
+        # login gave it: requests act as that user, not as an anonymous configured token.
+        replay.token = mock.auth.grant(user)
         hosts = set() if any_host else _service_hosts(model)
         total = matched = 0
         mismatches: list[Mismatch] = []
@@ -216,6 +220,13 @@ def recorded_records(
             if operation.resource not in model.resources:
                 continue
             resource = model.resources[operation.resource]
+            receipt = receipt_id(exchange.response_body.value)
+            if receipt is not None:
+                # A write answered only with the id it made is no record: it shows nothing of
+                # the record's fields, but a create's answer says the trace made that record.
+                if _creates(operation, exchange, receipt):
+                    created.add((resource.name, receipt[1]))
+                continue
             path_id = _path_id(found_route, resource)
             for record in _records_in(model, operation, exchange.response_body.value):
                 record_id = _id_of(resource, record)
@@ -226,7 +237,7 @@ def recorded_records(
                 if record_id is None:
                     continue
                 key = (resource.name, record_id)
-                if _creates(operation, exchange) and key not in found:
+                if _creates(operation, exchange, None) and key not in found:
                     created.add(key)
                 if key in created:
                     continue
@@ -344,10 +355,14 @@ def _id_of(resource: Resource, record: Record) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _creates(operation: Operation, exchange: Exchange) -> bool:
-    """Whether the exchange made the record it answers with: a create, or any POST answered
-    201 Created (an upload the model does not know as a create)."""
-    return operation.kind == "create" or (exchange.method == "POST" and exchange.status == 201)
+def _creates(operation: Operation, exchange: Exchange, receipt: tuple[str, str] | None) -> bool:
+    """Whether the exchange made the record it answers with: a create, any POST answered 201
+    Created (an upload the model does not know as a create), or a write whose receipt says it
+    created the record (Salesforce's upsert by external id: `"created": true`)."""
+    if operation.kind == "create" or (exchange.method == "POST" and exchange.status == 201):
+        return True
+    body = exchange.response_body.value
+    return receipt is not None and isinstance(body, dict) and body.get("created") is True
 
 
 def _with_seed_files(
@@ -405,11 +420,13 @@ _GRANT_SECRETS = {
 @dataclass(slots=True)
 class _Replay:
     """How replayed requests sign in: as `user`, with the mock's own secrets where the recording
-    has redacted ones. `refresh_token` is the last one the mock issued in this world."""
+    has redacted ones. `refresh_token` is the last one the mock issued in this world; `token` is
+    the bearer token requests carry (one the mock issued to `user`)."""
 
     model: ServiceModel
     user: str
     refresh_token: str | None = None
+    token: str = _MOCK_TOKEN
 
     @property
     def credentials(self) -> Credentials:
@@ -428,7 +445,7 @@ class _Replay:
             token = base64.b64encode(f"{self.user}:{_MOCK_SECRET}".encode()).decode("ascii")
             headers["authorization"] = f"Basic {token}"
         elif auth.scheme in ("bearer", "oauth2"):
-            headers["authorization"] = f"Bearer {_MOCK_TOKEN}"
+            headers["authorization"] = f"Bearer {self.token}"
         elif auth.scheme == "apikey":
             headers[(auth.header or "x-api-key").lower()] = _MOCK_TOKEN
         return headers
@@ -508,18 +525,29 @@ def _learn_new_ids(
 ) -> None:
     """After a replayed create, map the recorded record's id to the one the mock minted."""
     operation = _operation(routes, exchange)
-    if operation is None or not _creates(operation, exchange) or operation.resource is None:
+    if operation is None or operation.resource is None or not exchange.response_body.is_json:
         return
     resource = model.resources.get(operation.resource)
-    if resource is None or not exchange.response_body.is_json:
+    receipt = receipt_id(exchange.response_body.value)
+    if resource is None or not _creates(operation, exchange, receipt):
         return
-    recorded = next(_records_in(model, operation, exchange.response_body.value), None)
-    minted = next(_records_in(model, operation, replayed), None)
-    if recorded is None or minted is None:
-        return
-    old, new = _id_of(resource, recorded), _id_of(resource, minted)
+    old, new = (
+        _made_id(model, operation, resource, exchange.response_body.value),
+        _made_id(model, operation, resource, replayed),
+    )
     if old and new and old != new:
         renamed[old] = new
+
+
+def _made_id(
+    model: ServiceModel, operation: Operation, resource: Resource, body: Any
+) -> str | None:
+    """The id of the record a create answered with: its receipt's, or the record's own."""
+    receipt = receipt_id(body)
+    if receipt is not None:
+        return receipt[1]
+    made = next(_records_in(model, operation, body), None)
+    return None if made is None else _id_of(resource, made)
 
 
 def _json_or_none(response: Any) -> Any:
@@ -542,7 +570,8 @@ def _compare(exchange: Exchange, status: int, body: Any) -> str | None:
     """Why the answer differs from the recording, or None when it conforms."""
     if status != exchange.status:
         detail = ""
-        if isinstance(body, dict):
+        if isinstance(body, dict | list):
+            # The service's own error (Salesforce's is a list) says why it refused.
             detail = f": {_short(json.dumps(body))}"
         return f"status {status}, recorded {exchange.status}{detail}"
     recorded = exchange.response_body

@@ -13,6 +13,8 @@ Generation is deterministic for a seed (same seed and model, same bytes) and con
   record of the target could have (ServiceNow's `global` domain) gets that constant;
 - timestamps of a record are in a sensible order (created <= opened <= resolved <= closed <=
   updated);
+- a field only the service writes, whose create default the model knows and of which the corpus
+  showed no mix of values, holds that default (a record is not born deleted);
 - every state machine's field gets a state, the fields that state requires on entry are filled
   (never with an empty choice) and the fields only other states require are left empty (a New
   incident has no close code);
@@ -65,6 +67,7 @@ __all__ = [
     "seed",
     "seed_from_files",
     "seeding_order",
+    "stored_value_schema",
 ]
 
 ANCHOR = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -229,6 +232,8 @@ class _Generator:
                 record[name] = self._new_id(resource, name, spec.generator, rng)[1]
             elif name in times:
                 record[name] = times[name]
+            elif _born_with_default(spec):
+                record[name] = spec.default
             elif not needed and rng.random() < _EMPTY_SHARE:
                 self._leave_empty(record, spec)
             else:
@@ -329,6 +334,21 @@ def reference_id_schema(spec: FieldSpec) -> JsonSchema:
     return {}
 
 
+def stored_value_schema(model: ServiceModel, spec: FieldSpec) -> JsonSchema:
+    """The JSON Schema a stored value of the field fits: a reference's bare id
+    (`reference_id_schema`) without a learned enum whose every value could be the target's id.
+    Such an enum lists the records the corpus happened to show; whether a value names a record
+    is a question for the reference check (seed files, the checker), as generation draws
+    references from the records that exist. An enum of constants no record could have
+    (ServiceNow's `global` domain) still holds."""
+    schema = reference_id_schema(spec)
+    target = model.resources.get(spec.reference.resource) if spec.reference is not None else None
+    choices = _choices(schema)
+    if target is None or not choices or not all(could_be_id(target, v) for v in choices):
+        return schema
+    return {key: value for key, value in schema.items() if key != "enum"}
+
+
 def could_be_id(resource: Resource, value: Any) -> bool:
     """Whether `value` has the form the model states the resource's ids take (any value does
     when it states none). One that does not is a constant the service writes in place of a
@@ -336,6 +356,15 @@ def could_be_id(resource: Resource, value: Any) -> bool:
     seed should hold."""
     pattern = resource.id_format.pattern
     return pattern is None or re.fullmatch(pattern, str(value)) is not None
+
+
+def _born_with_default(spec: FieldSpec) -> bool:
+    """Whether a seeded record holds the value a create gives the field: the service writes it
+    (clients never do), the model knows that value, and the corpus showed no mix of values to
+    draw from (booleans never get one). Any other value is the effect of a call the seed never
+    made: a record drawn with Salesforce's `IsDeleted` true would be in the recycle bin, gone
+    from every get and list."""
+    return spec.server_generated and spec.has_default and not spec.enum_frequencies
 
 
 def _choices(schema: JsonSchema) -> list[str] | None:
@@ -644,7 +673,7 @@ def read_files(model: ServiceModel, directory: Path) -> SeedData:
     for name in seeding_order(model, list(loaded)):
         resource = model.resources[name]
         path = paths[name]
-        validators = _validators(resource)
+        validators = _validators(model, resource)
         for record_id, line, record in loaded[name]:
             _check_record(record, resource, validators, known, path, line, model)
             _advance_counters(sequences, resource, record)
@@ -722,9 +751,9 @@ def _id_of(record: Record, resource: Resource, path: Path, line: int) -> Any:
     return value
 
 
-def _validators(resource: Resource) -> dict[str, Any]:
+def _validators(model: ServiceModel, resource: Resource) -> dict[str, Any]:
     """A validator of each field's stored value (a reference's bare id, not its wire form)."""
-    schemas = {name: reference_id_schema(spec) for name, spec in resource.fields.items()}
+    schemas = {name: stored_value_schema(model, spec) for name, spec in resource.fields.items()}
     return {name: Draft202012Validator(schema) for name, schema in schemas.items() if schema}
 
 

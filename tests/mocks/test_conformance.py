@@ -142,6 +142,75 @@ def test_an_id_answered_as_a_display_value_pair_is_followed_too() -> None:
     assert [m.exchange for m in report.mismatches] == ["x0"]
 
 
+# Records whose id field is `Id`, created and upserted with Salesforce's receipts.
+SOBJECT = Resource(
+    name="item",
+    id_field="Id",
+    id_format=IdFormat(kind="integer"),
+    collection_path="/items",
+    item_path="/items/{Id}",
+    fields={
+        "Id": FieldSpec(name="Id", schema={"type": "string"}, server_generated=True),
+        "name": FieldSpec(name="name", schema={"type": "string"}, required=True),
+    },
+)
+RECEIPT_SHOP = SHOP.model_copy(
+    update={
+        "resources": {"item": SOBJECT},
+        "operations": [
+            *SHOP.operations,
+            Operation(
+                id="upsertItem",
+                method="PATCH",
+                path="/items/ext/{key}",
+                kind="update",
+                resource="item",
+                responses=[ResponseSpec(status=200), ResponseSpec(status=201)],
+            ),
+        ],
+    }
+)
+
+
+def receipt(record_id: str, **more: Any) -> dict[str, Any]:
+    return {"id": record_id, "success": True, "errors": [], **more}
+
+
+def test_a_create_answered_only_with_its_new_id_is_followed_and_not_seeded() -> None:
+    # Salesforce answers a create with a receipt whose `id` is not the record's `Id` field: the
+    # record is still the trace's own, made by the replay, and the later read follows it.
+    session = Session(
+        id="s",
+        events=[
+            exchange(0, "POST", "/items", 201, receipt("77"), {"name": "new"}),
+            exchange(1, "GET", "/items/77", 200, {"Id": "77", "name": "new"}),
+        ],
+    )
+    report = run_conformance(RECEIPT_SHOP, [session])
+    assert report.seeded == {}
+    # The mock answers the record itself, not a receipt; the read finds what it made.
+    assert [m.exchange for m in report.mismatches] == ["x0"]
+
+
+def test_an_upsert_receipt_is_no_record_and_one_that_created_its_record_is_not_seeded() -> None:
+    session = Session(
+        id="s",
+        events=[
+            exchange(
+                0, "PATCH", "/items/ext/NW-1", 201, receipt("77", created=True), {"name": "a"}
+            ),
+            exchange(
+                1, "PATCH", "/items/ext/GX-2", 200, receipt("78", created=False), {"name": "b"}
+            ),
+            exchange(2, "GET", "/items/77", 200, {"Id": "77", "name": "a"}),
+            exchange(3, "GET", "/items/78", 200, {"Id": "78", "name": "b"}),
+        ],
+    )
+    # Neither receipt is seeded as a record keyed by the external id in its path; the record
+    # the first upsert created is the trace's own, the second one's the service held before.
+    assert recorded_records(RECEIPT_SHOP, [session]) == {("item", "78"): {"Id": "78", "name": "b"}}
+
+
 @pytest.mark.parametrize(
     ("one_world", "matched"), [(False, 1), (True, 2)], ids=["world-per-session", "one-world"]
 )

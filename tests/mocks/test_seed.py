@@ -646,3 +646,71 @@ def test_a_field_only_ever_seen_blank_stays_blank_whatever_its_name() -> None:
     assert {
         r.get("due_date", "") for r in records_of(generate(model, seed=3, records=15), "thing")
     } == {""}
+
+
+def test_a_flag_only_the_service_writes_is_seeded_as_a_create_sets_it() -> None:
+    # Salesforce's `IsDeleted`: false on create, true only after a delete, which a seed never
+    # makes; a seeded record drawn deleted would be gone from every get and list.
+    def flag(name: str, **facts: Any) -> FieldSpec:
+        return FieldSpec(name=name, schema={"type": "boolean"}, **facts)
+
+    born = {"server_generated": True, "has_default": True, "default": False}
+    resource = Resource(
+        name="thing",
+        id_field="id",
+        id_format=IdFormat(kind="hex32"),
+        fields={
+            "deleted": flag("deleted", **born),
+            # The service writes it, but no create default is known: any value may be.
+            "archived": flag("archived", server_generated=True),
+            # A client writes it: the default is only what a create without it gets.
+            "active": flag("active", has_default=True, default=False),
+            # The corpus showed a mix of values: the seed draws from it.
+            "tier": FieldSpec(
+                name="tier",
+                schema={"type": "string"},
+                enum_frequencies={"gold": 1, "basic": 1},
+                **{**born, "default": "basic"},
+            ),
+        },
+    )
+    things = records_of(
+        generate(ServiceModel(name="m", resources={"thing": resource}), seed=3, records=30),
+        "thing",
+    )
+
+    def values(name: str) -> set[Any]:
+        return {thing.get(name) for thing in things}
+
+    assert values("deleted") == {False}
+    assert values("archived") >= {True, False}
+    assert values("active") >= {True, False}
+    assert values("tier") - {None} == {"gold", "basic"}
+
+
+def test_a_seed_file_reference_need_only_name_a_record_not_one_the_corpus_showed(
+    tmp_path: Path,
+) -> None:
+    # A learned enum of a reference lists the records the corpus happened to show: a seed file's
+    # own records are what its references may name.
+    learned = FieldSpec(
+        name="manager",
+        schema={"type": "string", "enum": ["u1"]},
+        reference=Reference(resource="sys_user"),
+    )
+    users = USER.model_copy(
+        update={
+            "id_format": IdFormat(kind="opaque", pattern="^u[0-9]+$"),
+            "fields": {**USER.fields, "manager": learned},
+        }
+    )
+    model = TYPED.model_copy(update={"resources": {"sys_user": users}})
+    write(tmp_path, "sys_user.jsonl", '{"sys_id": "u7"}\n{"sys_id": "u8", "manager": "u7"}\n')
+
+    assert records_of(read_files(model, tmp_path), "sys_user")[1] == {
+        "sys_id": "u8",
+        "manager": "u7",
+    }
+    write(tmp_path, "sys_user.jsonl", '{"sys_id": "u8", "manager": "u9"}\n')
+    with pytest.raises(InputError, match=r"field manager: references sys_user 'u9'"):
+        read_files(model, tmp_path)

@@ -10,6 +10,13 @@ Deterministic: the same code writes the same bytes, which a test checks against 
 `corpus.jsonl`. Regenerate with
 
     python -m myna.mocks.backends.crm.corpus -o myna/mocks/backends/crm/corpus.jsonl
+
+The org the corpus starts from is not empty: it has its users, profiles, roles, groups,
+permission sets and a lead import, which the recordings never show whole. `initial_records()`
+gives that state as seed records, and `--initial-seed DIR` writes them as seed files, so that a
+replay of the corpus starts where the recording did, signed in as the org's `ADMINISTRATOR`:
+
+    myna conformance crm corpus.jsonl --one-world --seed-dir DIR --user admin@acme.example
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
+from myna.mocks.backends import seed_file_texts
 from myna.mocks.backends.crm.access import Access, provision, share
-from myna.mocks.backends.crm.instance import Org, Reply, Request
+from myna.mocks.backends.crm.instance import Org, Reply, Request, Row
 from myna.traces.model import Body, Exchange, Pairs, Session
 
 HOST: Final = "https://acme-dev-ed.my.salesforce.com"
@@ -176,6 +184,10 @@ def _redacted_reply(body: Body) -> Body:
 
 # -- the org's people and data ------------------------------------------------------------------
 
+ADMINISTRATOR: Final = "admin@acme.example"
+"""The org's administrator, who administers every object and manages access in the corpus: a
+replay of the whole corpus signs in as them."""
+
 # (username, first, last, title, department, profile, role)
 PEOPLE: Final[tuple[tuple[str, str, str, str, str, str, str | None], ...]] = (
     (
@@ -215,7 +227,7 @@ PEOPLE: Final[tuple[tuple[str, str, str, str, str, str, str | None], ...]] = (
         None,
     ),
     (
-        "admin@acme.example",
+        ADMINISTRATOR,
         "Dana",
         "Whitfield",
         "Salesforce Administrator",
@@ -631,17 +643,7 @@ def sync_by_external_id(s: Scribe, b: Book) -> None:
 
 
 def page_through_a_large_query(s: Scribe, b: Book) -> None:
-    # A Data Import Wizard load before the session: 230 leads from a trade-show list.
-    for number in range(230):
-        s.org.create(
-            "Lead",
-            {
-                "LastName": f"Visitor {number:03d}",
-                "Company": f"Expo Company {number % 37:02d}",
-                "LeadSource": "Purchased List",
-            },
-            s.org.admin_id,
-        )
+    # The trade-show list came in through the Data Import Wizard before the corpus (`import_leads`).
     s.login("leo.fischer@acme.example")
     s.query("SELECT COUNT() FROM Lead WHERE LeadSource = 'Purchased List'")
     first = s.query(
@@ -666,7 +668,7 @@ def clean_up(s: Scribe, b: Book) -> None:
 
 
 def administer_every_object(s: Scribe, b: Book) -> None:
-    s.login("admin@acme.example")
+    s.login(ADMINISTRATOR)
     user = s.create(
         "User",
         {
@@ -771,7 +773,7 @@ def query_mistakes(s: Scribe, b: Book) -> None:
 
 
 def manage_access(s: Scribe, b: Book) -> None:
-    s.login("admin@acme.example")
+    s.login(ADMINISTRATOR)
     leo = b.users["leo.fischer@acme.example"]
     role = s.create(
         "UserRole",
@@ -810,7 +812,7 @@ def manage_access(s: Scribe, b: Book) -> None:
     )
     s.attempt("PermissionSetAssignment", {"AssigneeId": leo, "PermissionSetId": pricing})
     s.get("PermissionSetAssignment", assignment)
-    s.update("PermissionSetAssignment", assignment, {"AssigneeId": b.users["admin@acme.example"]})
+    s.update("PermissionSetAssignment", assignment, {"AssigneeId": b.users[ADMINISTRATOR]})
     s.delete("PermissionSet", pricing)
     standard = b.access.profiles["Standard User"]
     s.attempt("Profile", {"Name": "Standard User (copy)"})
@@ -1008,7 +1010,31 @@ def reference_org() -> tuple[Org, Book]:
             UserRoleId=book.access.roles[role] if role else None,
         )
     share(org, book.access, book.users)
+    import_leads(org)
     return org, book
+
+
+def import_leads(org: Org) -> None:
+    """A Data Import Wizard load, outside the API traffic: 230 leads from a trade-show list."""
+    for number in range(230):
+        org.create(
+            "Lead",
+            {
+                "LastName": f"Visitor {number:03d}",
+                "Company": f"Expo Company {number % 37:02d}",
+                "LeadSource": "Purchased List",
+            },
+            org.admin_id,
+        )
+
+
+def initial_records() -> dict[str, list[Row]]:
+    """The reference org as the corpus found it (before its first call), as seed records per
+    object in the stored form (what `myna serve --seed-dir` and `myna conformance --seed-dir`
+    read): its users, profiles, roles, groups, permission sets and the imported leads, which the
+    recordings show only in part or not at all."""
+    org, _ = reference_org()
+    return {name: [dict(row) for row in rows.values()] for name, rows in org.rows.items() if rows}
 
 
 def write_chapters(org: Org, book: Book) -> list[Session]:
@@ -1027,13 +1053,31 @@ def write_chapters(org: Org, book: Book) -> list[Session]:
     return sessions
 
 
+def write_seed_files(records: dict[str, list[Row]], directory: Path) -> None:
+    """Write `<Object>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in seed_file_texts(records).items():
+        (directory / name).write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, required=True, help="corpus JSONL to write")
+    parser.add_argument("-o", "--output", type=Path, help="corpus JSONL to write")
+    parser.add_argument(
+        "--initial-seed",
+        type=Path,
+        metavar="DIR",
+        help="write the org's state before the corpus as seed files into DIR",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.output is None and arguments.initial_seed is None:
+        parser.error("give -o/--output, --initial-seed, or both")
     from myna.traces.jsonl import write_jsonl
 
-    write_jsonl(build_corpus(), arguments.output)
+    if arguments.output is not None:
+        write_jsonl(build_corpus(), arguments.output)
+    if arguments.initial_seed is not None:
+        write_seed_files(initial_records(), arguments.initial_seed)
 
 
 if __name__ == "__main__":

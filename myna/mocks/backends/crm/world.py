@@ -12,10 +12,9 @@ derived field and rule holds in it. It ships as seed files (`reference_world/<Ob
 
 from __future__ import annotations
 
-import argparse
-import json
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
+from myna.mocks.backends import seed_file_texts, write_world_command
 from myna.mocks.backends.crm.corpus import reference_org, write_chapters
 from myna.mocks.backends.crm.instance import Row
 
@@ -28,24 +27,15 @@ def reference_world() -> dict[str, list[Row]]:
     return {name: [dict(row) for row in rows.values()] for name, rows in org.rows.items()}
 
 
-def seed_files(world: dict[str, list[Row]]) -> dict[str, str]:
+def seed_files(world: Mapping[str, Sequence[Row]]) -> dict[str, str]:
     """The text of `<Object>.jsonl` for each object with records: one record a line."""
-    return {
-        f"{name}.jsonl": "".join(
-            json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows
-        )
-        for name, rows in sorted(world.items())
-        if rows
-    }
+    return seed_file_texts(world)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, required=True, help="directory to write")
-    arguments = parser.parse_args(argv)
-    arguments.output.mkdir(parents=True, exist_ok=True)
-    for name, text in seed_files(reference_world()).items():
-        (arguments.output / name).write_text(text, encoding="utf-8")
+    write_world_command(
+        argv, __doc__.splitlines()[0] if __doc__ else None, lambda: seed_files(reference_world())
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,121 @@
+"""The CRM back end replays its own corpus: started from the org the corpus found (its users,
+profiles, roles, groups, permission sets and lead import, as seed files) and signed in as the
+org's administrator, the mock answers the recorded calls as the reference org did."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import as_file, files
+from pathlib import Path
+
+import pytest
+
+from myna.mocks.backends import builtin_model
+from myna.mocks.backends.crm.corpus import (
+    ADMINISTRATOR,
+    PEOPLE,
+    initial_records,
+    write_seed_files,
+)
+from myna.mocks.backends.crm.instance import ADMIN
+from myna.mocks.conformance import run_conformance
+from myna.traces.model import Session
+from myna.traces.reading import read_many
+
+OWN_CORPUS = files("myna.mocks.backends.crm").joinpath("corpus.jsonl")
+
+
+@pytest.fixture(scope="module")
+def corpus_sessions() -> list[Session]:
+    with as_file(OWN_CORPUS) as path:
+        return list(read_many([path]))
+
+
+@pytest.fixture(scope="module")
+def initial_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference org before the corpus ran, as seed files."""
+    directory = tmp_path_factory.mktemp("initial-seed")
+    write_seed_files(initial_records(), directory)
+    return directory
+
+
+def _rows(directory: Path, name: str) -> list[dict[str, object]]:
+    lines = (directory / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_the_initial_seed_is_the_org_before_its_first_call(initial_seed: Path) -> None:
+    written = {path.stem for path in initial_seed.iterdir()}
+    assert written == {
+        "User",
+        "Profile",
+        "UserRole",
+        "Group",
+        "GroupMember",
+        "PermissionSet",
+        "PermissionSetAssignment",
+        "Lead",
+    }
+    usernames = [row["Username"] for row in _rows(initial_seed, "User")]
+    assert usernames == [ADMIN[0], *(person[0] for person in PEOPLE)]
+    assert ADMINISTRATOR in usernames
+    # The trade-show list came in through the import wizard, before any recorded call.
+    leads = _rows(initial_seed, "Lead")
+    assert len(leads) == 230
+    assert {lead["LeadSource"] for lead in leads} == {"Purchased List"}
+
+
+def test_the_back_end_answers_its_own_corpus_as_recorded(initial_seed: Path) -> None:
+    from typer.testing import CliRunner
+
+    from myna.cli import app
+
+    with as_file(OWN_CORPUS) as path:
+        arguments = ["conformance", "crm", str(path), "--one-world", "--json"]
+        result = CliRunner().invoke(
+            app, [*arguments, "--seed-dir", str(initial_seed), "--user", ADMINISTRATOR]
+        )
+    report = json.loads(result.stdout)
+    reasons = [f"{m['exchange']}: {m['reason']}" for m in report["mismatches"]]
+    assert report["total"] == 229
+    assert report["share"] >= 0.95, reasons
+
+
+def _chapter(sessions: list[Session], slug: str) -> list[Session]:
+    return [session for session in sessions if session.id.endswith(slug)]
+
+
+def test_the_profiles_and_roles_a_new_user_needs_come_from_the_initial_seed(
+    corpus_sessions: list[Session], initial_seed: Path
+) -> None:
+    # The administrator adds a user with a profile and a role no recorded answer ever showed:
+    # without the org's initial state the mock refuses the create, and every later call on
+    # that user finds nothing.
+    (chapter,) = _chapter(corpus_sessions, "-administer-every-object")
+    users = [e for e in chapter.exchanges if "/sobjects/User" in e.path]
+    replayed = [Session(id="new-user", events=list(users))]
+    bare = run_conformance(builtin_model("crm"), replayed)
+    seeded = run_conformance(
+        builtin_model("crm"), replayed, seed_dir=initial_seed, user=ADMINISTRATOR
+    )
+    create, *later = bare.mismatches
+    assert (create.method, create.recorded_status, create.status) == ("POST", 201, 400)
+    assert "INVALID_CROSS_REFERENCE_KEY" in create.reason
+    assert {m.status for m in later} == {404}
+    assert (seeded.matched, seeded.total) == (len(users), len(users))
+
+
+def test_the_replay_acts_as_the_user_it_signs_in_as(
+    corpus_sessions: list[Session], initial_seed: Path
+) -> None:
+    # The access review lists every user. Signed in as the org's administrator, the list is the
+    # org's; a caller the org never had is added as a user on their first call (with no first
+    # name), and the listing no longer has the recorded shape.
+    chapter = _chapter(corpus_sessions, "-review-access")
+    model = builtin_model("crm")
+    administrator = run_conformance(model, chapter, seed_dir=initial_seed, user=ADMINISTRATOR)
+    stranger = run_conformance(model, chapter, seed_dir=initial_seed, user="stranger")
+    assert administrator.mismatches == []
+    assert [m.reason.split(":")[0] for m in stranger.mismatches] == [
+        "body at $['records'][6]['FirstName']"
+    ]
