@@ -29,6 +29,7 @@ from typing import Any
 
 from myna.errors import MockError
 from myna.schemas.model import ServiceModel
+from myna.traces.model import Session
 
 __all__ = [
     "BACKENDS",
@@ -148,6 +149,13 @@ def seed_file_texts(world: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[st
     }
 
 
+def write_seed_files(world: Mapping[str, Sequence[Mapping[str, Any]]], directory: Path) -> None:
+    """Write `<resource>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in seed_file_texts(world).items():
+        (directory / name).write_text(text, encoding="utf-8")
+
+
 def write_world_command(
     argv: list[str] | None, description: str | None, texts: Callable[[], dict[str, str]]
 ) -> None:
@@ -158,6 +166,34 @@ def write_world_command(
     arguments.output.mkdir(parents=True, exist_ok=True)
     for name, text in texts().items():
         (arguments.output / name).write_text(text, encoding="utf-8")
+
+
+def corpus_command(
+    argv: list[str] | None,
+    description: str | None,
+    build_corpus: Callable[[], list[Session]],
+    initial_records: Callable[[], Mapping[str, Sequence[Mapping[str, Any]]]],
+) -> None:
+    """A corpus module's command line: `-o FILE` writes the corpus as trace JSONL, and
+    `--initial-seed DIR` the reference service's state before the corpus as seed files (what
+    `myna conformance --seed-dir` replays the corpus from)."""
+    from myna.traces.jsonl import write_jsonl
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("-o", "--output", type=Path, help="corpus JSONL to write")
+    parser.add_argument(
+        "--initial-seed",
+        type=Path,
+        metavar="DIR",
+        help="write the reference service's state before the corpus as seed files into DIR",
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.output is None and arguments.initial_seed is None:
+        parser.error("give -o/--output, --initial-seed, or both")
+    if arguments.output is not None:
+        write_jsonl(build_corpus(), arguments.output)
+    if arguments.initial_seed is not None:
+        write_seed_files(initial_records(), arguments.initial_seed)
 
 
 def named_backend(spec: str) -> Backend | None:

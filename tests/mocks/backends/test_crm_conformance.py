@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from myna.mocks.backends import builtin_model
-from myna.mocks.backends.crm.corpus import (
-    ADMINISTRATOR,
-    PEOPLE,
-    initial_records,
-    write_seed_files,
-)
+from myna.mocks.backends import builtin_model, write_seed_files
+from myna.mocks.backends.crm.corpus import ADMINISTRATOR, PEOPLE, initial_records
 from myna.mocks.backends.crm.instance import ADMIN
 from myna.mocks.conformance import run_conformance
 from myna.traces.model import Session

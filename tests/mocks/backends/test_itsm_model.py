@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from myna.errors import MockError
-from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend
-from myna.mocks.backends.itsm.corpus import initial_records, write_seed_files
+from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend, write_seed_files
+from myna.mocks.backends.itsm.corpus import initial_records
 from myna.mocks.backends.itsm.instance import ADMIN
 from myna.mocks.backends.itsm.tables import TABLES
 from myna.schemas.learn import learn

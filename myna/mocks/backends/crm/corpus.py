@@ -21,16 +21,14 @@ replay of the corpus starts where the recording did, signed in as the org's `ADM
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
-from myna.mocks.backends import seed_file_texts
+from myna.mocks.backends import corpus_command
 from myna.mocks.backends.crm.access import Access, provision, share
 from myna.mocks.backends.crm.instance import Org, Reply, Request, Row
 from myna.traces.model import Body, Exchange, Pairs, Session
@@ -1053,31 +1051,10 @@ def write_chapters(org: Org, book: Book) -> list[Session]:
     return sessions
 
 
-def write_seed_files(records: dict[str, list[Row]], directory: Path) -> None:
-    """Write `<Object>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in seed_file_texts(records).items():
-        (directory / name).write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, help="corpus JSONL to write")
-    parser.add_argument(
-        "--initial-seed",
-        type=Path,
-        metavar="DIR",
-        help="write the org's state before the corpus as seed files into DIR",
+    corpus_command(
+        argv, __doc__.splitlines()[0] if __doc__ else None, build_corpus, initial_records
     )
-    arguments = parser.parse_args(argv)
-    if arguments.output is None and arguments.initial_seed is None:
-        parser.error("give -o/--output, --initial-seed, or both")
-    from myna.traces.jsonl import write_jsonl
-
-    if arguments.output is not None:
-        write_jsonl(build_corpus(), arguments.output)
-    if arguments.initial_seed is not None:
-        write_seed_files(initial_records(), arguments.initial_seed)
 
 
 if __name__ == "__main__":

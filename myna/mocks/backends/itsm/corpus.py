@@ -20,18 +20,16 @@ recording did.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
-from myna.mocks.backends import seed_file_texts
+from myna.mocks.backends import corpus_command
 from myna.mocks.backends.itsm.instance import (
     ADMIN,
     Instance,
@@ -1734,31 +1732,10 @@ def instance_records(instance: Instance) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def write_seed_files(records: Mapping[str, Iterable[Mapping[str, Any]]], directory: Path) -> None:
-    """Write `<resource>.jsonl` seed files (what `--seed-dir` reads) into `directory`."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in seed_file_texts({k: list(v) for k, v in records.items()}).items():
-        (directory / name).write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, help="corpus JSONL to write")
-    parser.add_argument(
-        "--initial-seed",
-        type=Path,
-        metavar="DIR",
-        help="write the instance's state before the corpus as seed files into DIR",
+    corpus_command(
+        argv, __doc__.splitlines()[0] if __doc__ else None, build_corpus, initial_records
     )
-    arguments = parser.parse_args(argv)
-    if arguments.output is None and arguments.initial_seed is None:
-        parser.error("give -o/--output, --initial-seed, or both")
-    from myna.traces.jsonl import write_jsonl
-
-    if arguments.output is not None:
-        write_jsonl(build_corpus(), arguments.output)
-    if arguments.initial_seed is not None:
-        write_seed_files(initial_records(), arguments.initial_seed)
 
 
 if __name__ == "__main__":
