@@ -38,15 +38,8 @@ def _distinct_states(shape: Shape, path: str) -> int:
 
 
 def state_values(shape: Shape) -> set[str]:
-    """The coded states seen in a status field's shape (plain values and display pairs)."""
+    """The coded states seen in a status field's shape."""
     return set(_states(shape))
-
-
-def _pair(shape: Shape) -> Shape | None:
-    """The `value` of ServiceNow display-value pairs `{"display_value", "value"}`, if any."""
-    if shape.objects and "display_value" in shape.props:
-        return shape.props.get("value")
-    return None
 
 
 def _state_paths(shape: Shape) -> list[str]:
@@ -64,8 +57,8 @@ def _state_paths(shape: Shape) -> list[str]:
 def _state_paths_at(path: str, shape: Shape, depth: int) -> Iterator[str]:
     name = path.rsplit(".", 1)[-1]
     if STATE_NAMES.match(name):
-        # The field itself holds the state, as a plain value or as ServiceNow's display-value
-        # pair {"value": "6", "display_value": "Resolved"} (sysparm_display_value=all).
+        # The field itself holds the state. (ServiceNow's display-value pairs never get here:
+        # `records.as_values` reads them back as values before any record is learned.)
         if _is_state_leaf(shape):
             yield path
             return
@@ -80,14 +73,7 @@ def _state_paths_at(path: str, shape: Shape, depth: int) -> Iterator[str]:
 
 
 def _is_state_leaf(shape: Shape) -> bool:
-    pair = _pair(shape)
-    if pair is not None:
-        shape = pair if not shape.strings else shape
-        if shape is not pair and not _is_state_leaf(pair):
-            return False
-    elif shape.objects:
-        return False
-    if shape.overflow or shape.arrays or shape.floats:
+    if shape.objects or shape.overflow or shape.arrays or shape.floats:
         return False
     if shape.ints:
         return (
@@ -109,9 +95,7 @@ def value_at(record: Any, path: str) -> Any:
 
 
 def state_key(value: Any) -> str | None:
-    """A state as a string; a display-value pair counts as its `value`."""
-    if isinstance(value, dict) and "display_value" in value:
-        value = value.get("value")
+    """A state as a string."""
     if value is None or value == "" or isinstance(value, (dict, list)):
         return None
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -178,14 +162,6 @@ class Observations:
     created: list[Created] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     """State path -> coded state -> the name the service displays for it."""
-
-    def note_label(self, record: dict[str, Any], path: str) -> None:
-        """Remember `{"value": "6", "display_value": "Resolved"}` as a label of state 6."""
-        pair = value_at(record, path)
-        if isinstance(pair, dict) and "display_value" in pair:
-            code, shown = state_key(pair.get("value")), pair.get("display_value")
-            if code is not None and isinstance(shown, str) and shown and shown != code:
-                self.labels.setdefault(path, {})[code] = shown
 
 
 def find_state(request: Any, states: set[str], depth: int = 0) -> str | None:
@@ -335,13 +311,10 @@ def _clients_write(path: str, seen: Observations) -> bool:
 
 
 def _states(shape: Shape) -> list[str]:
-    pair = _pair(shape)
-    paired = set(_states(pair)) if pair is not None else set()
     if shape.ints and shape.min_num is not None and shape.max_num is not None and not shape.strings:
         numbers = range(int(shape.min_num), int(shape.max_num) + 1)
-        return sorted(paired | {str(value) for value in numbers}, key=_state_order)
-    plain = {value for value in shape.values if value != ""}
-    return sorted(plain | paired, key=_state_order)
+        return sorted({str(value) for value in numbers}, key=_state_order)
+    return sorted({value for value in shape.values if value != ""}, key=_state_order)
 
 
 def _state_order(state: str) -> tuple[int, int, str]:
@@ -431,3 +404,46 @@ def immutable_fields(changes: list[Change]) -> tuple[set[str], int]:
         if not stable:
             break
     return (stable or set()), len(changes)
+
+
+def counters(changes: list[Change], shape: Shape, lifecycles: set[str]) -> set[str]:
+    """Fields that count something (ServiceNow's `sys_mod_count`, `reassignment_count`), told
+    by how they behave, not by their names: whole numbers running from 0 or 1 with no gap up to
+    the largest seen (a count passes through every number), that went up on some record and
+    down on none. A count is no choice: the next update takes it past every value the traces
+    showed, so it is never an enum. A field learned as a state machine (`lifecycles`) is a life
+    cycle that may happen to move forward only (1 Open, 2 Work in Progress, 3 Closed)."""
+    if not changes:
+        return set()
+    candidates = {
+        name
+        for name, child in shape.props.items()
+        if name not in lifecycles and _counts_from_start(child)
+    }
+    rose: set[str] = set()
+    fell: set[str] = set()
+    for change in changes:
+        for name in candidates:
+            before = _whole(change.before.get(name))
+            after = _whole(change.after.get(name))
+            if before is None or after is None or before == after:
+                continue
+            (rose if after > before else fell).add(name)
+    return rose - fell
+
+
+def _counts_from_start(shape: Shape) -> bool:
+    """Whether the strings seen here are whole numbers from 0 or 1 with none missing."""
+    if "integer-string" not in shape.formats or shape.overflow or shape.ints or shape.objects:
+        return False
+    values = [value for value in shape.counts() if value != ""]
+    if not values or not all(value.isascii() and value.isdigit() for value in values):
+        return False
+    numbers = sorted({int(value) for value in values})
+    return numbers[0] <= 1 and numbers[-1] - numbers[0] == len(numbers) - 1
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, str):
+        return int(value) if value.isascii() and value.isdigit() else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

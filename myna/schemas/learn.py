@@ -16,6 +16,7 @@ Only pure rule modules decide anything; this module counts and assembles.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -108,6 +109,10 @@ _LAYOUTS = 1024
 """Record layouts remembered per resource for the novelty check."""
 _BODY_BUDGET = 8
 """Bodies per operation and status walked for their (non-record) schema; the rest are counted."""
+_UNSAMPLED_MAX = 256
+"""Records the sample left out whose values are counted for enum decisions, per resource
+(evenly spaced over the first sightings): with the walked ones, enough to tell a closed set
+from an open one, and a bound on the counting."""
 
 
 def learn(
@@ -298,6 +303,8 @@ class ServiceLearner:
         self.kinds: dict[str, dict[str, set[type]]] = {}
         self.widths: dict[str, set[int]] = {}
         self.layouts: dict[str, set[tuple[tuple[str, ...], tuple[type, ...]]]] = {}
+        self.unsampled: dict[str, dict[str, dict[str, Any]]] = {}
+        """Resource -> id -> the first sighting of each record the sample did not walk."""
 
     def learn(self) -> ServiceModel:
         self._pass_records()
@@ -601,6 +608,7 @@ class ServiceLearner:
         field (a ServiceNow reference that is usually "" but here `{link, value}`). A record
         with a number of fields not seen before is taken too: it may lack one."""
         taken = {id(record) for record in chosen}
+        left: dict[str, list[dict[str, Any]]] = {}
         for record in records:
             if id(record) in taken:
                 continue
@@ -611,17 +619,33 @@ class ServiceLearner:
             # keys, same value types) is skipped without looking at its fields one by one.
             layout = (tuple(record), tuple(map(type, record.values())))
             layouts = self.layouts.setdefault(name, set())
-            if layout in layouts:
-                continue
-            kinds = self.kinds.get(name)
-            if (
-                kinds is None
-                or len(record) not in self.widths[name]
-                or any(type(value) not in kinds.get(key, ()) for key, value in record.items())
-            ):
-                self._take_record(name, record, obs)
-            elif len(layouts) < _LAYOUTS:
-                layouts.add(layout)
+            if layout not in layouts:
+                kinds = self.kinds.get(name)
+                if (
+                    kinds is None
+                    or len(record) not in self.widths[name]
+                    or any(type(value) not in kinds.get(key, ()) for key, value in record.items())
+                ):
+                    self._take_record(name, record, obs)
+                    continue
+                if len(layouts) < _LAYOUTS:
+                    layouts.add(layout)
+            left.setdefault(name, []).append(record)
+        for name, kept in left.items():
+            self._keep_unsampled(name, kept)
+
+    def _keep_unsampled(self, name: str, records: list[dict[str, Any]]) -> None:
+        """Remember the first sighting of each record the sample left out, by its id: their
+        values count towards enum decisions (`_count_unsampled`). A record without an id cannot
+        be told from another sighting of itself, so it is not counted."""
+        id_name = self.id_fields.get(name)
+        if id_name is None:
+            return
+        kept = self.unsampled.setdefault(name, {})
+        for record in records:
+            value = record.get(id_name)
+            if value is not None:
+                kept.setdefault(str(value), record)
 
     def _take_record(self, name: str, record: dict[str, Any], obs: Obs) -> None:
         shape = self.records.get(name)
@@ -688,6 +712,7 @@ class ServiceLearner:
             if id_name is None:
                 continue
             id_shape = shape.props[id_name]
+            self._count_unsampled(name, shape)
             collection, item = self._resource_paths(name, id_name)
             fields = self._fields(name, shape, id_name)
             # Numbered fields (INC0010001) are as unique as the id: the service mints both.
@@ -704,6 +729,25 @@ class ServiceLearner:
                 evidence=self.record_tally[name].evidence(),
             )
         return resources
+
+    def _count_unsampled(self, name: str, shape: Shape) -> None:
+        """Count the values of records the sample left out (each record once, unless it was
+        walked after all; at most `_UNSAMPLED_MAX`) into the fields that may be categories, one
+        pass per field in C."""
+        kept = self.unsampled.get(name)
+        if not kept:
+            return
+        records = sampled(
+            [record for key, record in kept.items() if (name, key) not in self.latest],
+            _UNSAMPLED_MAX,
+        )
+        for field_name, child in shape.props.items():
+            if child.may_be_categorical():
+                counts: Counter[Any] = Counter(map(dict.get, records, itertools.repeat(field_name)))
+                # Absent from a record (None) is not a value; the novelty check walked every
+                # record with a type not seen for the field, so the rest are strings.
+                counts.pop(None, None)
+                child.unsampled = counts
 
     def _id_from_item_path(self, name: str, shape: Shape) -> str | None:
         """Records fetched with only some fields (`sysparm_fields`) lack their id; the item
@@ -821,9 +865,10 @@ class ServiceLearner:
             if default is not NO_DEFAULT:
                 spec.has_default = True
                 spec.default = stored_default(default)
-            enum = None if blind else child.enum()
-            if enum is not None:
-                spec.enum_frequencies = enum
+            # What seeding draws from; the schema has an enum only if the set is closed.
+            frequencies = None if blind else child.frequencies()
+            if frequencies is not None:
+                spec.enum_frequencies = frequencies
             spec.reference = self._reference(field_name, child, name)
             # A reference holds another record's numbers (PO-000001); this one mints none.
             minted = field_name != id_name and spec.reference is None
@@ -977,6 +1022,10 @@ class ServiceLearner:
                     resource.fields[field_name].immutable = True
             if changes and resource.id_field in resource.fields:
                 resource.fields[resource.id_field].immutable = True
+            lifecycles = {path.split(".")[0] for path in paths[name]}
+            for field_name in behaviour.counters(observed.changes, self.records[name], lifecycles):
+                if field_name in resource.fields:
+                    resource.fields[field_name].schema_.pop("enum", None)
 
     # operations ------------------------------------------------------------------------
 

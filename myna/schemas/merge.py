@@ -105,12 +105,44 @@ def _merge_resource(old: Resource, new: Resource) -> Resource:
     for name, spec in new.fields.items():
         mine = merged.fields.get(name)
         merged.fields[name] = spec if mine is None else _merge_field(mine, spec)
+    pinned = {name for name, spec in old.fields.items() if spec.evidence.pinned}
+    order = field_order(list(old.fields), list(new.fields), pinned)
+    merged.fields = {name: merged.fields[name] for name in order}
     machines = {machine.field: machine for machine in merged.state_machines}
     for machine in new.state_machines:
         current = machines.get(machine.field)
         machines[machine.field] = machine if current is None else _merge_machine(current, machine)
     merged.state_machines = [machines[name] for name in sorted(machines)]
     return merged
+
+
+def field_order(old: list[str], new: list[str], pinned: set[str]) -> list[str]:
+    """The order of a merged resource's fields, which is the order records show them in.
+
+    The existing model's order stands (its fields were seen first), but a pinned field the new
+    traces also show takes its place among them: a reviewer writes pinned fields in any order
+    (an overlay lists only them), and the service's order is what the traces show. A field new
+    to the model goes after the field the traces showed before it, or before the first field
+    they showed after it, or last."""
+    seen = set(new)
+    order = [name for name in old if not (name in pinned and name in seen)]
+    placed = set(order)
+    waiting: list[str] = []
+    at: int | None = None
+    for name in new:
+        if name in placed:
+            at = order.index(name)
+            order[at:at] = waiting
+            placed.update(waiting)
+            at += len(waiting) + 1
+            waiting = []
+        elif at is None:
+            waiting.append(name)
+        else:
+            order.insert(at, name)
+            placed.add(name)
+            at += 1
+    return order + waiting
 
 
 def _merge_field(old: FieldSpec, new: FieldSpec) -> FieldSpec:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from myna.schemas.values import (
@@ -32,6 +33,14 @@ ARRAY_SAMPLE = 16
 """Items looked at per array: evenly spaced, always including the first and the last."""
 ENUM_MAX = 12
 """More distinct values than this is free text or an identifier, not an enumeration."""
+UNSEEN_MAX = 0.1
+"""Largest share of a field's values that may be values seen only once for its set of values to
+count as closed (see `closed_set`)."""
+SAMPLES_PER_VALUE = 3
+"""Values a closed set needs per distinct value, on average (see `closed_set`)."""
+SAMPLES_MIN = 10
+"""Values a closed set needs at least: a value one record in five takes is missed by ten
+records about one time in ten ((4/5)^10), by five records one time in three."""
 TRACK_MAX = 64
 """Distinct strings counted per location before counting stops (ids would grow without end)."""
 SAMPLE_MAX = 8
@@ -93,6 +102,7 @@ class Shape:
         "props",
         "sample",
         "strings",
+        "unsampled",
         "values",
     )
 
@@ -118,6 +128,10 @@ class Shape:
         self.max_string = ""
         self.min_num: float | None = None
         self.max_num: float | None = None
+        # Values at this location in records the learner did not walk (it samples long answers
+        # to bound its time), counted for the enum decision only: counting is cheap, and whether
+        # a set of values is closed needs every record's value.
+        self.unsampled: Mapping[str, int] | None = None
 
     def add(self, value: Any) -> None:
         """Fold one JSON value into the counts."""
@@ -192,37 +206,65 @@ class Shape:
         """Keys present in every object seen here."""
         return sorted(key for key, child in self.props.items() if child.count >= self.objects)
 
-    def enum(self) -> dict[str, int] | None:
-        """Observed values with their counts, when they look like a closed set."""
-        if (
-            self.overflow
-            or self.strings == 0
-            or self.ints
-            or self.floats
-            or self.objects
-            or self.bools
-        ):
+    def may_be_categorical(self) -> bool:
+        """Whether what was walked here so far leaves the values a possible category: strings
+        only, few distinct ones, none shaped like a timestamp, an address or an identifier."""
+        return (
+            not self.overflow
+            and self.strings > 0
+            and not (self.ints or self.floats or self.objects or self.bools or self.arrays)
+            and len(self.values) <= ENUM_MAX
+            and _NOT_ENUM_FORMATS.isdisjoint(self.formats)
+            and not self.identity_like()
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Every string value counted here, with the unsampled records' values (no more than
+        what `values` tracks: nothing once the distinct values overflowed)."""
+        if self.overflow:
+            return {}
+        if not self.unsampled:
+            return self.values
+        counts = dict(self.values)
+        for value, count in self.unsampled.items():
+            counts[value] = counts.get(value, 0) + count
+        return counts
+
+    def frequencies(self) -> dict[str, int] | None:
+        """Observed values with their counts, when they look like categories: few values, and
+        repeating. What seeding draws from; whether a mock may refuse any other value is
+        `enum`'s stricter question."""
+        if not self.may_be_categorical() or len(self.unsampled or ()) > ENUM_MAX:
             return None
-        distinct = len(self.values)
+        counts = self.counts()
+        distinct = len(counts)
         if not 1 <= distinct <= ENUM_MAX:
+            return None
+        if self.unsampled and any(
+            string_format(value) in _NOT_ENUM_FORMATS
+            for value in self.unsampled
+            if value not in self.values
+        ):
             return None
         # Few values, and repeating: at least two repeats, more as the values grow in number.
         # "" is "no value": a field blank in most records and each text once is free text.
-        blanks = self.values.get("", 0)
+        blanks = counts.get("", 0)
         kinds = distinct - 1 if blanks and distinct > 1 else distinct
-        repeats = self.strings - (blanks if kinds < distinct else 0) - kinds
+        repeats = sum(counts.values()) - (blanks if kinds < distinct else 0) - kinds
         if repeats < max(2, kinds // 2):
             return None
-        if any(fmt in _NOT_ENUM_FORMATS for fmt in self.formats):
-            return None
-        if self.identity_like():
-            return None
-        return dict(sorted(self.values.items()))
+        return dict(sorted(counts.items()))
+
+    def enum(self) -> dict[str, int] | None:
+        """Observed values with their counts, when the evidence says they are the whole set
+        (`closed_set`): a learned enum is enforced by the mock and published in its contract."""
+        frequencies = self.frequencies()
+        return frequencies if frequencies is not None and closed_set(frequencies) else None
 
     def identity_like(self) -> bool:
         """Whether the strings here name someone or something (a login, an e-mail, a host name)
         rather than pick from a closed set, judged by the key: the values cannot tell `aisha.khan`
-        from a dotted event code such as `user.created`. Flags spelled as strings stay enums
+        from a dotted event code such as `user.created`. Flags spelled as strings stay categories
         whatever their key (`internal_integration_user: "true"`)."""
         if not IDENTITY_FIELD.search(self.name) or KIND_FIELD.search(self.name):
             return False
@@ -333,8 +375,47 @@ class Shape:
 
 
 _NOT_ENUM_FORMATS: frozenset[Format | None] = frozenset(
-    {"date-time", "date-time-space", "date", "email", "uri", "uuid", "hex32", "number-string"}
+    {
+        "date-time",
+        "date-time-space",
+        "date",
+        "email",
+        "uri",
+        "uuid",
+        "hex32",
+        "number-string",
+        "ipv4",
+    }
 )
+_RECORD_ID_CLASSES: frozenset[ValueClass] = frozenset(
+    {"uuid", "hex32", "ulid", "salesforce", "key", "prefixed"}
+)
+"""Value classes of ids that name records (`005...`, `VEN-000001`): the records a field can
+point at come and go, so their ids never make a closed set, however often a few repeat."""
+
+
+def closed_set(counts: Mapping[str, int]) -> bool:
+    """Whether values observed with these counts are all the values there are, so that a mock
+    may refuse any other. The evidence must show the set closed, not merely small:
+
+    - "" is "no value" and says nothing; one value alone is a constant or a default, and shows
+      no choice at all (a field seen `3` in every record may take `1` tomorrow);
+    - ids of records never close (`_RECORD_ID_CLASSES`);
+    - few values seen once: by Good-Turing, the share of samples that are singletons estimates
+      the chance that the next record shows a value not seen yet; at most `UNSEEN_MAX`;
+    - distinct values well below samples: `SAMPLES_PER_VALUE` samples per value on average, and
+      `SAMPLES_MIN` in all (two values seen three times each prove little).
+    """
+    filled = {value: count for value, count in counts.items() if value != ""}
+    if len(filled) < 2:
+        return False
+    samples = sum(filled.values())
+    singletons = sum(1 for count in filled.values() if count == 1)
+    if singletons > UNSEEN_MAX * samples or samples < max(
+        SAMPLES_MIN, SAMPLES_PER_VALUE * len(filled)
+    ):
+        return False
+    return not all(classify_segment(value) in _RECORD_ID_CLASSES for value in filled)
 
 
 _FLAG_FORMATS: frozenset[Format | None] = frozenset(

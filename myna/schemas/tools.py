@@ -165,15 +165,16 @@ def _resource(
             nullable=child.nulls > 0,
             server_generated=field_name == id_name,
             read_only=field_name == id_name,
-            enum_frequencies=child.enum(),
+            enum_frequencies=child.frequencies(),
             evidence=tally.evidence(samples=child.count),
         )
         for field_name, child in shape.props.items()
     }
-    machines = [
-        behaviour.state_machine(path, shape.at(path), observed)
-        for path in behaviour.state_paths(shape)
-    ]
+    paths = behaviour.state_paths(shape)
+    machines = [behaviour.state_machine(path, shape.at(path), observed) for path in paths]
+    lifecycles = {path.split(".")[0] for path in paths}
+    for field_name in behaviour.counters(observed.changes, shape, lifecycles):
+        fields[field_name].schema_.pop("enum", None)
     return Resource(
         name=name,
         id_field=id_name,

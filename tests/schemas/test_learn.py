@@ -11,7 +11,7 @@ from openapi_spec_validator import validate
 
 from myna.errors import LearnError
 from myna.schemas import learn
-from myna.schemas.model import Evidence, ServiceModel
+from myna.schemas.model import Evidence, FieldSpec, IdFormat, Resource, ServiceModel
 from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces.model import Message, Session, ToolCall
 from tests.schemas.traffic import HEX, SN, exchange, incident, servicenow_lifecycle, session
@@ -205,6 +205,65 @@ def test_enum_with_frequencies(servicenow: ServiceModel) -> None:
 
     assert state.schema_["enum"] == ["1", "2", "6"]
     assert state.enum_frequencies == {"1": 5, "2": 5, "6": 5}
+
+
+def test_a_count_that_goes_up_with_every_update_is_no_enum(servicenow: ServiceModel) -> None:
+    count = _field(servicenow, "sys_mod_count")
+
+    # 0 -> 1 -> 2 on every incident: the next update takes it to 3.
+    assert count.schema_ == {
+        "type": "string",
+        "x-myna-type": "integer",
+        "pattern": "^(?:-?[0-9]+)$",
+    }
+    # The state went only forward too (1 -> 2 -> 6), but it is a life cycle, not a count.
+    assert _field(servicenow, "state").schema_["enum"] == ["1", "2", "6"]
+
+
+@pytest.mark.parametrize(
+    ("moves", "enum"),
+    [
+        pytest.param(["0", "1"], None, id="went-up-a-count"),
+        pytest.param(["0", "2", "1"], ["0", "1", "2"], id="went-down-a-choice"),
+        pytest.param([], ["0", "1", "2"], id="never-moved-a-choice"),
+    ],
+)
+def test_a_count_is_told_by_how_it_moves(moves: list[str], enum: list[str] | None) -> None:
+    listing = [incident(index, escalation=str(index % 3)) for index in range(12)]
+    item = f"{SN}/incident/{HEX[20]}"
+    updates = [
+        exchange("PATCH", item, 200, {"result": incident(20, escalation=value)}, request={})
+        for value in moves
+    ]
+    [model] = learn(
+        [session(exchange("GET", f"{SN}/incident", 200, {"result": listing}), *updates)]
+    )
+
+    assert model.resources["incident"].fields["escalation"].schema_.get("enum") == enum
+
+
+def test_enum_decisions_count_every_record_of_a_long_answer() -> None:
+    def record(index: int) -> dict[str, Any]:
+        # Wide records: the learner walks only some of a long answer's records.
+        filler = {f"field_{column}": f"text {index}-{column}" for column in range(40)}
+        kind = "rare" if index == 1 else "abcd"[index % 4]
+        return {"sys_id": f"{index:032x}", "kind": kind, **filler}
+
+    records = [record(index) for index in range(100)]
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{SN}/item", 200, {"result": records}),
+                # The same records again: each still counts once.
+                exchange("GET", f"{SN}/item", 200, {"result": records}),
+                exchange("GET", f"{SN}/item?sysparm_offset=50", 200, {"result": records[50:]}),
+            )
+        ]
+    )
+
+    kind = model.resources["item"].fields["kind"]
+    assert kind.enum_frequencies == {"a": 25, "b": 24, "c": 25, "d": 25, "rare": 1}
+    assert kind.schema_["enum"] == ["a", "b", "c", "d", "rare"]
 
 
 def test_datetime_format_of_the_service(servicenow: ServiceModel) -> None:
@@ -560,6 +619,29 @@ def test_update_merges_new_traces_and_keeps_pinned_facts(servicenow: ServiceMode
     )
 
 
+def test_a_pinned_field_keeps_the_place_the_service_shows_it_in(
+    servicenow: ServiceModel,
+) -> None:
+    pinned = FieldSpec(name="priority", schema={"type": "string"}, evidence=Evidence(pinned=True))
+    overlay = ServiceModel(
+        name="servicenow",
+        resources={
+            "incident": Resource(
+                name="incident",
+                id_field="sys_id",
+                id_format=IdFormat(kind="hex32"),
+                fields={"priority": pinned},
+            )
+        },
+    )
+
+    [updated] = learn(servicenow_lifecycle(), update=overlay)
+
+    incident = updated.resources["incident"]
+    assert list(incident.fields) == list(servicenow.resources["incident"].fields)
+    assert incident.fields["priority"] == pinned
+
+
 def test_ids_wrapped_in_display_value_objects_do_not_break_learning() -> None:
     def record(index: int) -> dict[str, Any]:
         sys_id = {"display_value": HEX[index], "value": HEX[index]}
@@ -741,8 +823,8 @@ def test_display_values_are_views_of_the_values(shown: ServiceModel) -> None:
     incident = shown.resources["incident"]
 
     assert _schemas_naming(to_openapi(shown), "display_value") == []
-    assert incident.fields["state"].schema_["enum"] == ["1", "2", "6"]
-    assert incident.fields["priority"].schema_["enum"] == ["3"]
+    assert set(incident.fields["state"].enum_frequencies or ()) == {"1", "2", "6"}
+    assert set(incident.fields["priority"].enum_frequencies or ()) == {"3"}
     assert incident.fields["short_description"].schema_ == {"type": "string"}
     assert incident.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"
     assert incident.id_format.kind == "hex32"

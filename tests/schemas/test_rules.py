@@ -17,6 +17,7 @@ from myna.schemas.fields import (
     sequence_format,
     written_blind,
 )
+from myna.schemas.merge import field_order
 from myna.schemas.operations import OpStats, operation_kind, operation_resource
 from myna.schemas.paths import PARAM
 from myna.schemas.records import as_values, receipt_id, unwrap, view_of
@@ -338,3 +339,49 @@ def test_a_field_written_but_answered_blank(
     answered: Shape, sent: list[Shape], blind: bool
 ) -> None:
     assert written_blind(answered, sent) == blind
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "pinned", "order"),
+    [
+        pytest.param(
+            ["category", "close_code"],
+            ["sys_id", "number", "category", "state", "close_code"],
+            {"category", "close_code"},
+            ["sys_id", "number", "category", "state", "close_code"],
+            id="an-overlay-takes-the-traces-order",
+        ),
+        pytest.param(
+            ["sys_id", "number", "state"],
+            ["sys_id", "impact", "state", "closed_at"],
+            set(),
+            ["sys_id", "impact", "number", "state", "closed_at"],
+            id="new-fields-after-the-field-before-them",
+        ),
+        pytest.param(
+            ["number", "state"],
+            ["opened_at", "state"],
+            set(),
+            ["number", "opened_at", "state"],
+            id="new-first-field-before-the-field-after-it",
+        ),
+        pytest.param(
+            ["sys_id", "priority", "state"],
+            ["sys_id", "priority", "state", "impact"],
+            {"priority"},
+            ["sys_id", "priority", "state", "impact"],
+            id="a-pinned-field-in-place-stays",
+        ),
+        pytest.param(
+            ["legacy", "state"],
+            ["sys_id", "state"],
+            {"legacy"},
+            ["legacy", "sys_id", "state"],
+            id="a-pinned-field-the-traces-lack-stays",
+        ),
+    ],
+)
+def test_merged_field_order(
+    old: list[str], new: list[str], pinned: set[str], order: list[str]
+) -> None:
+    assert field_order(old, new, pinned) == order

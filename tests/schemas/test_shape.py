@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from myna.schemas.shape import (
     Shape,
+    closed_set,
     merge_schemas,
     sampled,
     schema_of,
@@ -64,13 +65,52 @@ def test_scalar_schemas(samples: list[Any], expected: dict[str, Any]) -> None:
     assert schema_of(samples) == expected
 
 
-def test_few_repeating_values_become_an_enum_with_frequencies() -> None:
+def test_few_repeating_values_are_seeding_frequencies_but_no_enum() -> None:
     shape = Shape()
     for value in ["New", "New", "In Progress", "New", "Resolved", "In Progress"]:
         shape.add(value)
 
+    # Six records, one value seen once: a seventh may well show a value not seen yet.
+    assert shape.schema() == {"type": "string"}
+    assert shape.frequencies() == {"In Progress": 2, "New": 3, "Resolved": 1}
+    assert shape.enum() is None
+
+
+def test_values_each_seen_often_close_into_an_enum() -> None:
+    shape = Shape()
+    for value in ["New"] * 5 + ["In Progress"] * 4 + ["Resolved"] * 3:
+        shape.add(value)
+
     assert shape.schema() == {"type": "string", "enum": ["In Progress", "New", "Resolved"]}
-    assert shape.enum() == {"In Progress": 2, "New": 3, "Resolved": 1}
+    assert shape.enum() == {"In Progress": 4, "New": 5, "Resolved": 3}
+
+
+@pytest.mark.parametrize(
+    ("counts", "closed"),
+    [
+        pytest.param({"1": 27, "2": 4, "3": 12, "4": 5, "5": 19}, True, id="every-value-repeats"),
+        pytest.param({"1": 16, "2": 9, "3": 3, "6": 5, "7": 1}, True, id="one-rare-value"),
+        pytest.param({"": 40, "a": 6, "b": 5}, True, id="blanks-say-nothing"),
+        pytest.param({"3": 19}, False, id="one-value-is-no-choice"),
+        pytest.param({"": 19}, False, id="only-blank"),
+        pytest.param(
+            {"": 19, "Solution provided": 2, "Workaround provided": 2, "Resolved by problem": 1},
+            False,
+            id="close-codes-from-five-records",
+        ),
+        pytest.param(
+            {"Standard": 3, "AutomatedProcess": 2, "CsnOnly": 1, "CloudIntegrationUser": 1},
+            False,
+            id="many-values-seen-once",
+        ),
+        pytest.param({"D": 3, "N": 4}, False, id="too-few-records"),
+        pytest.param({"a": 3, "b": 3, "c": 3, "d": 3, "e": 2}, False, id="values-near-samples"),
+        pytest.param({"1005g0000000001AAA": 9, "1005g0000000002AAA": 12}, False, id="record-ids"),
+        pytest.param({"VEN-000001": 6, "VEN-000002": 9}, False, id="record-numbers"),
+    ],
+)
+def test_a_set_of_values_is_closed_only_on_evidence(counts: dict[str, int], closed: bool) -> None:
+    assert closed_set(counts) is closed
 
 
 @pytest.mark.parametrize(
@@ -80,6 +120,7 @@ def test_few_repeating_values_become_an_enum_with_frequencies() -> None:
         pytest.param(["x", "x"], id="too-few-samples"),
         pytest.param([f"user{index}" for index in range(40)] * 2, id="too-many-values"),
         pytest.param(["2024-01-01", "2024-01-01", "2024-01-01"], id="dates-are-not-enums"),
+        pytest.param(["10.0.0.1", "10.0.0.2"] * 6, id="addresses-are-not-enums"),
         pytest.param(
             ["", "", "", "", "Replaced the toner.", "Rebooted the print server."],
             id="texts-each-once-beside-blanks",
@@ -90,8 +131,25 @@ def test_values_that_are_no_enum(samples: list[str]) -> None:
     assert "enum" not in schema_of(samples)
 
 
-def test_a_field_only_ever_blank_is_an_enum_of_blank() -> None:
-    assert schema_of(["", "", ""]) == {"type": "string", "maxLength": 0, "enum": [""]}
+def test_a_field_only_ever_blank_is_blank_and_no_enum() -> None:
+    shape = Shape()
+    for value in ["", "", ""]:
+        shape.add(value)
+
+    assert shape.schema() == {"type": "string", "maxLength": 0}
+    assert shape.frequencies() == {"": 3}
+
+
+def test_values_of_records_not_walked_count_towards_the_enum() -> None:
+    shape = Shape("priority")
+    for value in ["1", "2", "2", "1"]:
+        shape.add(value)
+    assert shape.enum() is None
+
+    shape.unsampled = {"1": 6, "2": 3, "3": 4}
+
+    assert shape.enum() == {"1": 8, "2": 5, "3": 4}
+    assert shape.schema()["enum"] == ["1", "2", "3"]
 
 
 _LOGINS = ["admin", "aisha.khan", "jonas.berg", "aisha.khan", "admin", "jonas.berg"]
@@ -125,7 +183,8 @@ def test_identity_like_keys_do_not_close_their_values(
     key: str, values: list[str], enum: list[str] | None
 ) -> None:
     record = Shape()
-    for value in values:
+    # Each value often enough that only the key decides.
+    for value in values * 3:
         record.add({key: value})
 
     assert record.schema()["properties"][key].get("enum") == enum
