@@ -177,6 +177,27 @@ def check_required_on_entry(model: ServiceModel, records: Seeded) -> Iterator[Fi
                     )
 
 
+def check_required_on_create(model: ServiceModel, records: Seeded) -> Iterator[Finding]:
+    """A record refers to every record a create must name (a line item its opportunity): the
+    service's rules follow such references, and meet nothing where one is empty. References
+    only: a record the service made itself may lack a label a client must send (Salesforce's
+    role groups have no Name)."""
+    for resource_name, record_id, record in records:
+        resource = model.resources.get(resource_name)
+        if resource is None:
+            continue
+        for name, spec in resource.fields.items():
+            if (
+                spec.required_on_create
+                and spec.reference is not None
+                and _scalar(record.get(name)) is None
+            ):
+                yield Finding(
+                    "required_on_create",
+                    f"{resource_name} {record_id}: {name} is empty, but a create must send it",
+                )
+
+
 def _empty(value: Any, model: ServiceModel) -> bool:
     return value is None or (value == "" and model.conventions.values_as_strings)
 
@@ -371,6 +392,7 @@ CHECKS: dict[str, Check] = {
     "schemas": _pure(check_schemas),
     "references": _pure(check_references),
     "required_on_entry": _pure(check_required_on_entry),
+    "required_on_create": _pure(check_required_on_create),
     "responses": _responses,
     "worlds": _worlds,
 }

@@ -398,7 +398,12 @@ def _as_stored(resource: Resource, record: Record) -> Record:
     stored = dict(record)
     for name, value in record.items():
         spec = resource.fields.get(name)
-        if spec is not None and spec.reference is not None and isinstance(value, dict):
+        if (
+            spec is not None
+            and spec.reference is not None
+            and spec.reference.style == "link_value"
+            and isinstance(value, dict)
+        ):
             stored[name] = value.get("value", "")
     return stored
 

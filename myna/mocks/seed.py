@@ -63,7 +63,6 @@ __all__ = [
     "counters_after",
     "generate",
     "read_files",
-    "reference_id_schema",
     "seed",
     "seed_from_files",
     "seeding_order",
@@ -112,24 +111,31 @@ def seed_from_files(
 
 def seeding_order(model: ServiceModel, resources: list[str] | None = None) -> list[str]:
     """Resources so that every referenced resource comes before the ones referring to it. In a
-    cycle, the remaining resource waiting on the fewest others goes next (the alphabetically
-    first of those), so one back reference stays empty rather than every reference of a
-    resource that refers to many (a request item to users, groups and requests)."""
+    cycle, the remaining resource waiting on the fewest others goes next, counting first the
+    references a create must send (a group member's group), then the others (who created a
+    record), then by name; so a back reference that may stay empty stays empty rather than one
+    a record cannot lack, nor every reference of a resource that refers to many."""
     names = sorted(resources if resources is not None else model.resources)
-    needs = {
-        name: {
+
+    def targets(name: str, *, needed: bool) -> set[str]:
+        return {
             spec.reference.resource
             for spec in model.resources[name].fields.values()
             if spec.reference is not None
             and spec.reference.resource != name
             and spec.reference.resource in names
+            and (spec.required or spec.required_on_create) == needed
         }
-        for name in names
-    }
+
+    must = {name: targets(name, needed=True) for name in names}
+    may = {name: targets(name, needed=False) for name in names}
     order: list[str] = []
     remaining = list(names)
     while remaining:
-        chosen = min(remaining, key=lambda name: (len(needs[name] - set(order)), name))
+        placed = set(order)
+        chosen = min(
+            remaining, key=lambda name: (len(must[name] - placed), len(may[name] - placed), name)
+        )
         order.append(chosen)
         remaining.remove(chosen)
     return order
@@ -217,7 +223,7 @@ class _Generator:
         for name, spec in resource.fields.items():
             if name == resource.id_field:
                 continue
-            needed = spec.required or name in required_now
+            needed = spec.required or spec.required_on_create or name in required_now
             if name in states:
                 record[name] = _typed_enum(states[name], spec.schema_)
             elif name in owned_by_states and not needed:

@@ -24,6 +24,7 @@ from myna.schemas.model import (
     FieldSpec,
     IdFormat,
     Operation,
+    Reference,
     Resource,
     ResponseSpec,
     ServiceModel,
@@ -293,6 +294,28 @@ def test_a_token_request_with_wrong_visible_credentials_is_still_refused() -> No
     assert [m.status for m in report.mismatches] == [400]  # OAuth2: invalid_grant
 
 
+def test_an_object_style_reference_is_seeded_as_the_object_it_is() -> None:
+    # Jira-style: {"project": {"id": "10000"}}; only ServiceNow's {link, value} is stored by id.
+    owned = ITEM.model_copy(
+        update={
+            "fields": {
+                **ITEM.fields,
+                "project": FieldSpec(
+                    name="project",
+                    schema={"type": "object", "properties": {"id": {"type": "string"}}},
+                    reference=Reference(resource="project", style="object"),
+                ),
+            }
+        }
+    )
+    model = SHOP.model_copy(update={"resources": {"item": owned}})
+    listed = [{"id": "1", "name": "a", "project": {"id": "10000"}}]
+    report = run_conformance(
+        model, [Session(id="s", events=[exchange(0, "GET", "/items", 200, listed)])]
+    )
+    assert (report.matched, report.mismatches) == (1, [])
+
+
 def test_a_refused_credential_is_replayed_without_one() -> None:
     report = report_of(exchange(0, "GET", "/items", 401, {"error": {"message": "no"}}))
     assert report.matched == 1
@@ -385,7 +408,7 @@ def test_the_servicenow_recordings_conform(
     model, sessions = servicenow
     report = run_conformance(model, sessions, store_url=store_url)
     assert report.total == sum(len(s.exchanges) for s in sessions)
-    assert report.share >= 0.95, [m.reason for m in report.mismatches]
+    assert [m.reason for m in report.mismatches] == []
 
 
 @pytest.mark.corpus

@@ -310,6 +310,36 @@ def test_a_reference_cycle_is_broken_by_leaving_the_back_reference_empty() -> No
     assert all(record["other"] for record in records_of(data, "b"))
 
 
+def test_in_a_cycle_a_reference_a_create_must_send_is_filled_before_an_optional_one() -> None:
+    # A member must name its group; a group only optionally names a member (who created it).
+    # By name alone the member would go first and every member would lack its group.
+    member = Resource(
+        name="a_member",
+        id_field="id",
+        id_format=IdFormat(kind="hex32"),
+        fields={
+            "id": text("id"),
+            "group": FieldSpec(
+                name="group", required_on_create=True, reference=Reference(resource="b_group")
+            ),
+        },
+    )
+    group = Resource(
+        name="b_group",
+        id_field="id",
+        id_format=IdFormat(kind="hex32"),
+        fields={
+            "id": text("id"),
+            "created_by": FieldSpec(name="created_by", reference=Reference(resource="a_member")),
+        },
+    )
+    model = ServiceModel(name="m", resources={"a_member": member, "b_group": group})
+    assert seeding_order(model) == ["b_group", "a_member"]
+    data = generate(model, seed=1, records=5)
+    assert all(record["group"] for record in records_of(data, "a_member"))
+    assert check_backend(model) == []
+
+
 HEX32 = IdFormat(kind="hex32", pattern="^[0-9a-f]{32}$")
 # How ServiceNow answers a reference: an empty string, or {link, value}.
 LINKED = {

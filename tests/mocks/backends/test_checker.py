@@ -15,6 +15,7 @@ from myna.mocks.checker import (
     assert_backend_ok,
     check_backend,
     check_references,
+    check_required_on_create,
     check_required_on_entry,
     check_schemas,
 )
@@ -185,6 +186,22 @@ def test_a_reference_to_a_resource_the_model_does_not_serve_is_skipped() -> None
     assert list(check_references(MODEL, [elsewhere])) == []
 
 
+def test_a_record_without_a_field_a_create_must_send_is_a_finding() -> None:
+    owned = TICKET.model_copy(
+        update={
+            "fields": {
+                **TICKET.fields,
+                "owner": TICKET.fields["owner"].model_copy(update={"required_on_create": True}),
+            }
+        }
+    )
+    model = MODEL.model_copy(update={"resources": {"user": USER, "ticket": owned}})
+    orphan = ("ticket", "18", {"id": "18", "state": "open"})
+    assert list(check_required_on_create(model, [ALICE, GOOD, orphan])) == [
+        Finding("required_on_create", "ticket 18: owner is empty, but a create must send it")
+    ]
+
+
 def test_a_state_without_its_required_on_entry_field_is_a_finding() -> None:
     closed = ("ticket", "16", {"id": "16", "state": "closed", "close_notes": ""})
     assert list(check_required_on_entry(MODEL, [closed])) == [
@@ -265,6 +282,7 @@ def test_the_checks_run_in_a_fixed_documented_order() -> None:
         "schemas",
         "references",
         "required_on_entry",
+        "required_on_create",
         "responses",
         "worlds",
     ]
