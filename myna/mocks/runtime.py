@@ -279,11 +279,17 @@ class Mock:
             return self.unauthorized()
 
         def serve(inner: MockRequest) -> MockResponse:
-            # An inner request is relative to the instance the outer one called: its world,
-            # unless its own path names one (a client whose instance URL is /worlds/{id}).
+            # An inner request is served in the outer one's world, which a client whose instance
+            # URL is /worlds/{id} spells out. Any other world is refused like a missing one: a
+            # batch must not reach a world its caller could not (the episode server relies on it).
             try:
                 if inner.path.startswith("/worlds/"):
-                    return self._dispatch(*self._world_of(inner), inner)
+                    named, path = self._world_of(inner)
+                    if named != world:
+                        raise Rejection(
+                            404, f"world {named!r} does not exist", detail="No such world"
+                        )
+                    return self._dispatch(world, path, inner)
                 return self._dispatch(world, inner.path, inner)
             except Rejection as rejection:
                 return self.error_response(rejection)

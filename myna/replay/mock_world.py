@@ -10,6 +10,7 @@ holds its target's id).
 from __future__ import annotations
 
 import itertools
+import secrets
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -164,7 +165,9 @@ class MockWorlds:
         return snapshot
 
     def open(self, environment: Environment) -> MockWorld:
-        world = f"attempt-{next(self._ids)}"
+        # Unguessable: the episode server keeps attempts apart by never letting an agent name a
+        # world, and a name nobody can guess keeps them apart should one ever be named anyway.
+        world = f"attempt-{secrets.token_urlsafe(16)}"
         self.store.create_world(world, from_snapshot=self.snapshot_for(environment))
         self.mock.ensure_world(world)
         return MockWorld(self, world)

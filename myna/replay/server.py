@@ -3,32 +3,46 @@ submit, and get the reward.
 
 - `GET /episodes`: the episodes offered (id, instruction, tool names);
 - `POST /episodes/{id}/reset`: a fresh world for one attempt: `attempt_id`, the mock's
-  `base_url` for that world, the service credentials, the instruction and the tool definitions
-  (OpenAI function format);
-- any method on `/mock/{model}/...`: the mock itself (`base_url` points into it);
+  `base_url` for that world (`/attempts/{attempt_id}/mock`), the service credentials, the
+  instruction and the tool definitions (OpenAI function format);
+- any method on `/attempts/{attempt_id}/mock/...`: the mock, in that attempt's world only;
 - `POST /attempts/{attempt_id}/submit` with `{"answer": ...}`: the reward, whether it passed,
   and the per-check breakdown (names, weights, pass or fail);
 - `DELETE /attempts/{attempt_id}`: abandon an attempt.
 
+Attempts are kept apart because agents try to hack what they run in and may share a server. The
+attempt id is 128 random bits and the only capability: its prefix reaches its own world and
+nothing else. The agent never learns a world's name (they are unguessable too), cannot name one
+(`/worlds/...` paths and the `_myna` admin prefix answer 404 like an attempt that does not exist,
+and its `X-Myna-World` header is replaced by the attempt's), and a closed attempt's prefix answers
+the same 404. The service credentials are the same for every attempt on purpose: they are part of
+the service's shape (real clients send them), and without an open attempt's id they reach
+nothing, so a per-attempt credential would be handed out beside the id and add no secret.
+
 The verifier and the reference solution never travel over this API, and the breakdown carries
 no check details (they could quote expected values). Calls go straight to the mock, so a
 forbidden call cannot be stopped before it lands: the policy is applied at submit, from the
-world's call log, and the world is discarded either way.
+calls the server forwarded (refused attempts to leave the world included), and the world is
+discarded either way. An attempt's calls and its submit take turns, so no call lands between
+the server reading the call list and reading the world.
 """
 
 from __future__ import annotations
 
-import itertools
+import secrets
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
-from myna.mocks.calllog import to_session
-from myna.mocks.messages import MockRequest
+from myna.mocks import Mock
+from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.runtime import WORLD_HEADER
 from myna.mocks.tools import Toolbox
 from myna.replay.episode import Episode
 from myna.replay.mock_world import SERVICE_TOKEN, SERVICE_USER, MockWorld, Replayers
@@ -36,6 +50,8 @@ from myna.replay.run import EpisodeRunner, Repercussion, Result
 from myna.replay.verify import CallRecord, forbidden_reason
 
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+# First path segments the mock reads as "another world" or "the admin API": never forwarded.
+_OUTSIDE_THE_WORLD = frozenset({"worlds", "_myna"})
 
 
 class Submission(BaseModel):
@@ -46,34 +62,62 @@ class Submission(BaseModel):
 class _Attempt:
     runner: EpisodeRunner
     world: MockWorld
-    model_key: str
+    mock: Mock
+    base_url: str
+    calls: list[CallRecord] = field(default_factory=list)
+    closed: bool = False
+    # Held by each call while the mock answers it and by the submit or abandon that closes
+    # the attempt, so scoring sees every call that changed the world.
+    turn: threading.Lock = field(default_factory=threading.Lock)
 
+    def call(self, request: MockRequest) -> MockResponse | None:
+        """The mock's answer in this attempt's world; None (a 404) once the attempt is closed or
+        when the path leaves the world, which is still recorded for the policy to see."""
+        with self.turn:
+            if self.closed:
+                return None
+            first = request.path.lstrip("/").partition("/")[0]
+            if first in _OUTSIDE_THE_WORLD:
+                self.calls.append(self._record(request, 404))
+                return None
+            response = self.mock.handle(request)
+            self.calls.append(self._record(request, response.status))
+            return response
 
-def _world_calls(runner: EpisodeRunner, world: MockWorld) -> list[CallRecord]:
-    """The world's call log as call records, paths relative to the world."""
-    marker = f"/worlds/{world.world}"
-    records = []
-    for exchange in to_session(world.world, world.calls()).exchanges:
-        path = exchange.path.partition(marker)[2] or "/"
-        shape = runner.routes.classify(exchange.method, path)
-        body = exchange.request_body.value if exchange.request_body.is_json else None
-        records.append(
-            CallRecord(
-                shape.method,
-                shape.path,
-                exchange.status,
-                dict(exchange.query),
-                body,
-                shape.documented,
-                shape.admin,
-            )
+    def _record(self, request: MockRequest, status: int) -> CallRecord:
+        shape = self.runner.routes.classify(request.method, request.path)
+        try:
+            body = orjson.loads(request.body) if request.body else None
+        except orjson.JSONDecodeError:
+            body = None
+        return CallRecord(
+            shape.method,
+            shape.path,
+            status,
+            dict(request.query),
+            body,
+            shape.documented,
+            shape.admin,
         )
-    return records
+
+    def submit(self, answer: str | None) -> Result:
+        with self.turn:
+            self.closed = True
+            try:
+                return score_http_attempt(self.runner, self.world, self.calls, answer)
+            finally:
+                self.world.close()
+
+    def abandon(self) -> None:
+        with self.turn:
+            self.closed = True
+            self.world.close()
 
 
-def score_http_attempt(runner: EpisodeRunner, world: MockWorld, answer: str | None) -> Result:
-    """Verify an attempt whose calls went straight to the mock (read back from its call log)."""
-    calls = _world_calls(runner, world)
+def score_http_attempt(
+    runner: EpisodeRunner, world: MockWorld, calls: Sequence[CallRecord], answer: str | None
+) -> Result:
+    """Verify an attempt whose calls went straight to the mock (as the server forwarded them)."""
     outcome = runner.outcome(world, calls, answer)
     verification = runner.verify(outcome)
     for call in calls:
@@ -99,16 +143,8 @@ def _public(result: Result) -> dict[str, Any]:
 def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
     app = FastAPI(title="Myna episode server", docs_url=None, redoc_url=None)
     by_id = {episode.id: episode for episode in episodes}
-    # One mock per model, under /mock/<key>/, shared by every episode of that model.
-    model_keys: dict[tuple[str | None, str | None], str] = {}
-    worlds_by_key = {}
-    for episode in episodes:
-        ref = episode.environment.model
-        key = model_keys.setdefault((ref.path, ref.name), str(len(model_keys)))
-        worlds_by_key[key] = replayers.worlds(ref)
     runners: dict[str, EpisodeRunner] = {}
     attempts: dict[str, _Attempt] = {}
-    counter = itertools.count(1)
     lock = threading.Lock()
 
     def runner_of(episode_id: str) -> EpisodeRunner:
@@ -121,7 +157,7 @@ def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
                 runner = runners[episode_id] = replayers.runner(episode)
         return runner
 
-    def attempt_of(attempt_id: str) -> _Attempt:
+    def take(attempt_id: str) -> _Attempt:
         with lock:
             attempt = attempts.pop(attempt_id, None)
         if attempt is None:
@@ -139,23 +175,23 @@ def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
     def reset(episode_id: str, request: Request) -> dict[str, Any]:
         runner = runner_of(episode_id)
         episode = runner.episode
-        ref = episode.environment.model
-        key = model_keys[(ref.path, ref.name)]
+        worlds = replayers.worlds(episode.environment.model)
         world = runner.factory.open(episode.environment)
         if not isinstance(world, MockWorld):
             raise HTTPException(500, "the episode server needs worlds on the in-process mock")
-        attempt_id = f"a{next(counter)}"
+        attempt_id = secrets.token_urlsafe(16)
+        base_url = f"{str(request.base_url).rstrip('/')}/attempts/{attempt_id}/mock"
         with lock:
-            attempts[attempt_id] = _Attempt(runner, world, key)
+            attempts[attempt_id] = _Attempt(runner, world, worlds.mock, base_url)
         offered = set(episode.environment.tools)
         tools = [
             tool.openai()
-            for tool in Toolbox(worlds_by_key[key].model).tools
+            for tool in Toolbox(worlds.model).tools
             if not offered or tool.name in offered
         ]
         return {
             "attempt_id": attempt_id,
-            "base_url": f"{str(request.base_url).rstrip('/')}/mock/{key}/worlds/{world.world}",
+            "base_url": base_url,
             "auth": {"basic": list(SERVICE_USER), "bearer": SERVICE_TOKEN},
             "instruction": episode.problem.instruction,
             "tools": tools,
@@ -163,35 +199,36 @@ def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
 
     @app.post("/attempts/{attempt_id}/submit")
     def submit(attempt_id: str, submission: Submission) -> dict[str, Any]:
-        attempt = attempt_of(attempt_id)
-        try:
-            result = score_http_attempt(attempt.runner, attempt.world, submission.answer)
-        finally:
-            attempt.world.close()
-        return _public(result)
+        return _public(take(attempt_id).submit(submission.answer))
 
     @app.delete("/attempts/{attempt_id}", status_code=204)
     def abandon(attempt_id: str) -> Response:
-        attempt_of(attempt_id).world.close()
+        take(attempt_id).abandon()
         return Response(status_code=204)
 
-    @app.api_route("/mock/{key}/{path:path}", methods=_METHODS, include_in_schema=False)
-    async def mock(key: str, path: str, request: Request) -> Response:
-        worlds = worlds_by_key.get(key)
-        if worlds is None:
-            raise HTTPException(404, f"no mock {key!r}")
-        reply = worlds.mock.handle(
-            MockRequest(
-                method=request.method,
-                path="/" + path,
-                query=request.query_params.multi_items(),
-                headers={
-                    k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"]
-                },
-                body=await request.body(),
-                base_url=f"{str(request.base_url).rstrip('/')}/mock/{key}",
-            )
+    @app.api_route(
+        "/attempts/{attempt_id}/mock/{path:path}", methods=_METHODS, include_in_schema=False
+    )
+    async def mock(attempt_id: str, path: str, request: Request) -> Response:
+        with lock:
+            attempt = attempts.get(attempt_id)
+        if attempt is None:
+            raise HTTPException(404)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"]}
+        # The attempt's world, whatever the agent named: the header is the server's to set.
+        headers[WORLD_HEADER] = attempt.world.world
+        forwarded = MockRequest(
+            method=request.method,
+            path="/" + path,
+            query=request.query_params.multi_items(),
+            headers=headers,
+            body=await request.body(),
+            base_url=attempt.base_url,
         )
+        # In a worker thread: the call may wait for the attempt's turn (a submit in progress).
+        reply = await run_in_threadpool(attempt.call, forwarded)
+        if reply is None:
+            raise HTTPException(404)
         out = Response(content=reply.body, status_code=reply.status)
         for name, value in reply.headers:
             out.headers.append(name, value)
