@@ -15,7 +15,9 @@ The hooks, in the order a request meets them:
   derive fields into `WriteCall.after`, refuse with a `Rejection`, or write side-effect records;
 - `render`: rewrite one rendered record given the request's parameters (display values);
 - `link_header`: the service's own `Link` header for a list page;
-- `refusal`: the service's own words for a refusal the generic runtime raised (by its `code`).
+- `refusal`: the service's own words for a refusal the generic runtime raised (by its `code`);
+- `check`: not per request: when a mock is built (`extensions_for`), refuse a model the extension
+  cannot serve with a `ModelError` naming where, rather than failing inside every request.
 
 The registry is a dict plus `register_extension`; duplicates raise.
 """
@@ -147,6 +149,7 @@ class Extension:
     render: Callable[[RenderCall], dict[str, Any]] | None = None
     link_header: Callable[[PageCall], str | None] | None = None
     refusal: Callable[[Rejection], Rejection] | None = None
+    check: Callable[[ServiceModel], None] | None = None
     # Resources the extension writes on its own, beside the records a client changes (audit
     # trails, journals): a verifier's collateral-damage guard must not blame the agent for them.
     side_effect_resources: frozenset[str] = frozenset()
@@ -171,7 +174,8 @@ def register_extension(extension: Extension) -> None:
 
 
 def extensions_for(model: ServiceModel) -> Extensions:
-    """The extensions `model` opts into, in the order it lists them."""
+    """The extensions `model` opts into, in the order it lists them, each having checked that it
+    can serve the model (a `ModelError` otherwise)."""
     chosen: list[Extension] = []
     for name in model.extensions:
         if name not in EXTENSIONS and name in _BUILTIN_MODULES:
@@ -184,6 +188,9 @@ def extensions_for(model: ServiceModel) -> Extensions:
                 path=f"{model.name}.extensions",
             )
         chosen.append(EXTENSIONS[name])
+    for extension in chosen:
+        if extension.check is not None:
+            extension.check(model)
     return Extensions(tuple(chosen))
 
 
