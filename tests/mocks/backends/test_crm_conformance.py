@@ -100,17 +100,15 @@ def test_the_profiles_and_roles_a_new_user_needs_come_from_the_initial_seed(
     assert (seeded.matched, seeded.total) == (len(users), len(users))
 
 
-def test_the_replay_acts_as_the_user_it_signs_in_as(
+def test_a_caller_the_org_never_had_acts_as_its_administrator(
     corpus_sessions: list[Session], initial_seed: Path
 ) -> None:
-    # The access review lists every user. Signed in as the org's administrator, the list is the
-    # org's; a caller the org never had is added as a user on their first call (with no first
-    # name), and the listing no longer has the recorded shape.
+    # The access review lists every user. Signed in as the org's administrator, or as a caller
+    # the org never had (who acts as its administrator and is written nowhere), the list is the
+    # org's, as recorded: no user appears because someone called.
     chapter = _chapter(corpus_sessions, "-review-access")
     model = builtin_model("crm")
-    administrator = run_conformance(model, chapter, seed_dir=initial_seed, user=ADMINISTRATOR)
-    stranger = run_conformance(model, chapter, seed_dir=initial_seed, user="stranger")
-    assert administrator.mismatches == []
-    assert [m.reason.split(":")[0] for m in stranger.mismatches] == [
-        "body at $['records'][6]['FirstName']"
-    ]
+    for user in (ADMINISTRATOR, "stranger"):
+        replayed = run_conformance(model, chapter, seed_dir=initial_seed, user=user)
+        assert replayed.mismatches == [], user
+        assert replayed.matched == replayed.total > 0

@@ -521,3 +521,148 @@ def test_a_create_in_a_world_seeded_from_files_steps_past_the_seeded_ids_and_num
     created = create(api, "Case", Subject="New")
     assert created != case
     assert decoded(api.get(f"{DATA}/sobjects/Case/{created}"))["CaseNumber"] == "00001002"
+
+
+# -- JSON types ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "field", "sent"),
+    [
+        ("Account", {}, "Name", {"a": 1}),
+        ("Case", {"Subject": "S"}, "Description", ["a", "b"]),
+        ("Account", {"Name": "A"}, "Industry", {"value": "Retail"}),
+        ("Account", {"Name": "A"}, "AnnualRevenue", {"amount": 5}),
+        ("Account", {"Name": "A"}, "NumberOfEmployees", [5]),
+        ("Opportunity", {"Name": "O", "StageName": "Prospecting"}, "CloseDate", {"y": 2026}),
+        ("Contact", {"LastName": "C"}, "AccountId", {"Id": "0015g0000000001AAA"}),
+        ("Product2", {"Name": "P"}, "IsActive", {"yes": True}),
+    ],
+    ids=["string", "textarea", "picklist", "currency", "int", "date", "reference", "boolean"],
+)
+def test_an_object_or_array_for_a_scalar_field_is_a_json_parser_error(
+    api: MockClient, name: str, values: dict[str, Any], field: str, sent: Any
+) -> None:
+    body = {**values, field: sent}
+    if name == "Opportunity" and field != "CloseDate":
+        body["CloseDate"] = "2026-06-30"
+    response = api.post(f"{DATA}/sobjects/{name}/", json=body)
+    assert response.status == 400, response.body
+    (entry,) = decoded(response)
+    assert entry["errorCode"] == "JSON_PARSER_ERROR"
+    token = "START_OBJECT value {" if isinstance(sent, dict) else "START_ARRAY value ["
+    assert token in entry["message"]
+    count = decoded(api.get(f"{DATA}/query/", params={"q": f"SELECT COUNT() FROM {name}"}))
+    assert count["totalSize"] == 0
+
+
+def test_an_update_with_an_object_value_changes_nothing(api: MockClient) -> None:
+    account = create(api, "Account", Name="Acme")
+    refused = api.patch(f"{DATA}/sobjects/Account/{account}", json={"Name": {"a": 1}})
+    assert (refused.status, decoded(refused)[0]["errorCode"]) == (400, "JSON_PARSER_ERROR")
+    assert decoded(api.get(f"{DATA}/sobjects/Account/{account}"))["Name"] == "Acme"
+
+
+# -- access objects ------------------------------------------------------------------------------
+
+
+def refusal(response: MockResponse) -> tuple[int, str]:
+    return response.status, decoded(response)[0]["errorCode"]
+
+
+def test_a_role_cannot_be_its_own_parent_nor_its_own_ancestor(api: MockClient) -> None:
+    top = create(api, "UserRole", Name="VP Sales", OpportunityAccessForAccountOwner="Edit")
+    middle = create(
+        api,
+        "UserRole",
+        Name="Director",
+        OpportunityAccessForAccountOwner="Edit",
+        ParentRoleId=top,
+    )
+    bottom = create(
+        api,
+        "UserRole",
+        Name="Manager",
+        OpportunityAccessForAccountOwner="Edit",
+        ParentRoleId=middle,
+    )
+    for role, parent in ((top, top), (top, bottom), (middle, bottom)):
+        response = api.patch(f"{DATA}/sobjects/UserRole/{role}", json={"ParentRoleId": parent})
+        assert refusal(response) == (400, "CIRCULAR_DEPENDENCY"), (role, parent)
+        assert decoded(response)[0]["fields"] == ["ParentRoleId"]
+    assert decoded(api.get(f"{DATA}/sobjects/UserRole/{top}"))["ParentRoleId"] is None
+    moved = api.patch(f"{DATA}/sobjects/UserRole/{bottom}", json={"ParentRoleId": top})
+    assert moved.status == 204
+
+
+def test_a_role_with_subordinate_roles_is_not_deleted(api: MockClient) -> None:
+    top = create(api, "UserRole", Name="VP Sales", OpportunityAccessForAccountOwner="Edit")
+    create(
+        api, "UserRole", Name="Director", OpportunityAccessForAccountOwner="Edit", ParentRoleId=top
+    )
+    response = api.delete(f"{DATA}/sobjects/UserRole/{top}")
+    assert refusal(response) == (400, "DELETE_FAILED")
+    assert "VP Sales" in decoded(response)[0]["message"]
+    assert api.get(f"{DATA}/sobjects/UserRole/{top}").status == 200
+
+
+def groups_of_role(api: MockClient, role: str) -> list[str]:
+    soql = f"SELECT Id FROM Group WHERE RelatedId = '{role}'"
+    return [row["Id"] for row in decoded(api.get(f"{DATA}/query/", params={"q": soql}))["records"]]
+
+
+def test_a_role_s_sharing_groups_go_only_with_the_role(api: MockClient) -> None:
+    role = create(api, "UserRole", Name="Support", OpportunityAccessForAccountOwner="Edit")
+    groups = groups_of_role(api, role)
+    assert len(groups) == 2
+    for group in groups:
+        assert refusal(api.delete(f"{DATA}/sobjects/Group/{group}")) == (400, "DELETE_FAILED")
+    assert groups_of_role(api, role) == groups
+    assert api.delete(f"{DATA}/sobjects/UserRole/{role}").status == 204
+    assert groups_of_role(api, role) == []
+
+
+def test_the_organization_group_is_not_deleted(mock: Mock, api: MockClient) -> None:
+    organization = "00G5g0000000001EAA"
+    with mock.store.transaction(str(api.world)) as tx:
+        tx.insert(
+            "Group",
+            organization,
+            {"Id": organization, "Name": "", "Type": "Organization", "OwnerId": None},
+        )
+    response = api.delete(f"{DATA}/sobjects/Group/{organization}")
+    assert refusal(response) == (400, "DELETE_FAILED")
+    assert api.get(f"{DATA}/sobjects/Group/{organization}").status == 200
+
+
+def test_a_group_cannot_contain_itself_directly_or_through_another(api: MockClient) -> None:
+    sales = create(api, "Group", Name="Sales", Type="Regular")
+    emea = create(api, "Group", Name="EMEA", Type="Regular")
+    itself = api.post(
+        f"{DATA}/sobjects/GroupMember/", json={"GroupId": sales, "UserOrGroupId": sales}
+    )
+    assert refusal(itself) == (400, "CIRCULAR_DEPENDENCY")
+    create(api, "GroupMember", GroupId=sales, UserOrGroupId=emea)
+    back = api.post(f"{DATA}/sobjects/GroupMember/", json={"GroupId": emea, "UserOrGroupId": sales})
+    assert refusal(back) == (400, "CIRCULAR_DEPENDENCY")
+    assert decoded(back)[0]["fields"] == ["UserOrGroupId"]
+    count = decoded(api.get(f"{DATA}/query/", params={"q": "SELECT COUNT() FROM GroupMember"}))
+    assert count["totalSize"] == 1
+
+
+def profile_assignment(api: MockClient, user: str) -> dict[str, Any]:
+    soql = (
+        "SELECT Id, PermissionSetId FROM PermissionSetAssignment "
+        f"WHERE AssigneeId = '{user}' AND PermissionSet.IsOwnedByProfile = true"
+    )
+    (found,) = decoded(api.get(f"{DATA}/query/", params={"q": soql}))["records"]
+    assignment: dict[str, Any] = found
+    return assignment
+
+
+def test_the_assignment_that_carries_a_profile_stays_with_its_user(api: MockClient) -> None:
+    user = create(api, "User", **values_for(api, "User"))
+    carried = profile_assignment(api, user)
+    response = api.delete(f"{DATA}/sobjects/PermissionSetAssignment/{carried['Id']}")
+    assert refusal(response) == (400, "DELETE_FAILED")
+    assert profile_assignment(api, user) == carried

@@ -10,7 +10,10 @@ through the runtime (`MockClient`), in Salesforce's own refusals.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +27,7 @@ from myna.mocks.backends.crm.rules import CATALOGUE, Rules, model_rules
 from myna.mocks.messages import MockResponse
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import EntryValues, ServiceModel
+from myna.schemas.openapi import save
 
 DATA = "/services/data/v59.0"
 SESSION = "00D5g000004ExAmE!AQ0AQrules"
@@ -255,3 +259,37 @@ def test_a_picklist_default_the_model_changes_fills_a_left_out_field() -> None:
     case = decoded(create(api, "Case", Subject="Down"))["id"]
     assert read(api, "Case", case)["Status"] == "Working"
     assert described(api, "Case", "Status")["picklistValues"][1]["defaultValue"] is True
+
+
+def misspell_probability(model: ServiceModel) -> None:
+    (machine,) = model.resources["Opportunity"].state_machines
+    won = machine.sets_on_entry["Closed Won"].values
+    won["Probabilty"] = won.pop("Probability")
+
+
+def test_a_typo_in_an_edited_model_stops_the_mock_from_being_built() -> None:
+    model = builtin_model("crm")
+    misspell_probability(model)
+    with pytest.raises(ModelError, match="sets Probabilty") as raised:
+        Mock(model, SqlStore(model, "sqlite://"))
+    assert raised.value.context["path"] == (
+        "Opportunity.state_machines.StageName.sets_on_entry.Closed Won"
+    )
+
+
+def test_myna_serve_names_the_typo_and_exits_2(tmp_path: Path) -> None:
+    model = builtin_model("crm")
+    misspell_probability(model)
+    model_file = tmp_path / "crm.yaml"
+    save(model, model_file)
+    # Refused before the server starts: without the check this would serve (until the timeout).
+    done = subprocess.run(
+        [sys.executable, "-c", "from myna.cli import main; main()", "serve", str(model_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "sets Probabilty" in done.stderr
+    assert "Opportunity.state_machines.StageName.sets_on_entry.Closed Won" in done.stderr

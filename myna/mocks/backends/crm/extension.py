@@ -24,12 +24,17 @@ are no constant per state (a case's ClosedDate stamp, the sticky escalation flag
 reason validation rule). So this extension routes every Salesforce endpoint to that org:
 
 - `StoredOrg` is an `Org` whose records are the store's, read through the request's transaction
-  on first use (`StoredTable`) and written back when the org has answered; ids and case numbers
-  come from the world's sequences, query cursors live beside the world;
+  on first use (`StoredTable`) and written back when the org has answered; it acts as the world's
+  user the caller names (else the org's administrator), writing a user only into a world without
+  any; ids and case numbers come from the world's sequences, each started past the numbers the
+  world's records hold, so no id is handed out twice; query cursors live beside the world, in
+  the serving process, and a cursor whose world was reset since is gone;
 - a refusal raises a `Rejection` carrying Salesforce's error list, so the runtime rolls back
   whatever the request wrote;
 - the OAuth token endpoint checks credentials with the runtime's authenticator and answers
-  Salesforce's token shape (identity URL, issue time, signature).
+  Salesforce's token shape (identity URL, issue time, signature);
+- a model whose rules the org cannot apply (entry values naming a field the object lacks) is
+  refused when the mock is built (`check`), not inside every request.
 
 The runtime keeps what is not Salesforce's: TLS serving, worlds, authentication, faults and the
 call log. PROTOCOL.md states the contract, clause by clause, and where each rule lives (§7).
@@ -43,6 +48,7 @@ import hmac
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl
@@ -51,12 +57,15 @@ import orjson
 
 from myna.errors import MockError
 from myna.mocks.backends.crm.instance import (
+    ADMIN_PROFILE,
+    CASE_NUMBER_BASE,
     Cursor,
     Org,
     Refused,
     Reply,
     Request,
     Row,
+    id_number,
     not_found,
     token_answer,
 )
@@ -64,9 +73,10 @@ from myna.mocks.backends.crm.objects import BY_PREFIX, OBJECTS
 from myna.mocks.backends.crm.rules import Rules, model_rules
 from myna.mocks.extensions import Extension, Route, RouteCall, register_extension
 from myna.mocks.messages import MockRequest, MockResponse
-from myna.mocks.query import Condition, Query
+from myna.mocks.query import And, Condition, Filter, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
+from myna.schemas.model import ServiceModel
 from myna.traces.model import Body
 
 if TYPE_CHECKING:
@@ -152,6 +162,10 @@ class StoredTable(MutableMapping[str, Row]):
         self._load_all()
         return len(self._rows)
 
+    def removes(self) -> bool:
+        """Whether `flush` deletes rows of the store (not rows this request made and dropped)."""
+        return any(record_id in self._read for record_id in self._deleted)
+
     def flush(self) -> None:
         for record_id in self._deleted:
             if record_id in self._read:
@@ -164,11 +178,20 @@ class StoredTable(MutableMapping[str, Row]):
                 self.tx.update(self.name, record_id, row)
 
 
-class Cursors(OrderedDict[str, Cursor]):
-    """A world's open query cursors, the oldest dropped past Salesforce's limit."""
+@dataclass(frozen=True, slots=True)
+class OpenCursor:
+    """A cursor and the value its world's sequence `crm.cursor.<locator>` had when it opened."""
 
-    def __setitem__(self, locator: str, cursor: Cursor) -> None:
-        super().__setitem__(locator, cursor)
+    cursor: Cursor
+    mark: int
+
+
+class Cursors(OrderedDict[str, OpenCursor]):
+    """A world's open query cursors in this process, the oldest dropped past Salesforce's
+    limit."""
+
+    def __setitem__(self, locator: str, opened: OpenCursor) -> None:
+        super().__setitem__(locator, opened)
         while len(self) > OPEN_CURSORS:
             self.popitem(last=False)
 
@@ -179,6 +202,43 @@ _CURSORS: weakref.WeakKeyDictionary[Mock, dict[str, Cursors]] = weakref.WeakKeyD
 
 def cursors_of(mock: Mock, world: str) -> Cursors:
     return _CURSORS.setdefault(mock, {}).setdefault(world, Cursors())
+
+
+class WorldCursors(MutableMapping[str, Cursor]):
+    """A world's open cursors as one request sees them.
+
+    Opening a cursor starts a sequence of the world's named after it; a reset drops a world's
+    sequences (in whichever process resets it), so a cursor whose sequence has since restarted
+    belongs to the world's previous life and is gone, however long this process kept it.
+    """
+
+    def __init__(self, tx: Transaction, opened: Cursors) -> None:
+        self.tx = tx
+        self.opened = opened
+
+    def __setitem__(self, locator: str, cursor: Cursor) -> None:
+        self.opened[locator] = OpenCursor(cursor, self.tx.next_sequence(_mark(locator), 1))
+
+    def __getitem__(self, locator: str) -> Cursor:
+        opened = self.opened[locator]
+        # A sequence the world no longer has starts again at 0, below any cursor's mark.
+        if self.tx.next_sequence(_mark(locator), 0) <= opened.mark:
+            del self.opened[locator]
+            raise KeyError(locator)
+        return opened.cursor
+
+    def __delitem__(self, locator: str) -> None:
+        del self.opened[locator]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.opened))
+
+    def __len__(self) -> int:
+        return len(self.opened)
+
+
+def _mark(locator: str) -> str:
+    return f"crm.cursor.{locator}"
 
 
 # The rules a mock's model states, read from it once.
@@ -192,30 +252,58 @@ def rules_of(mock: Mock) -> Rules:
     return rules
 
 
+def check(model: ServiceModel) -> None:
+    """Refuse, when the mock is built, a model whose rules the org cannot apply (a ModelError
+    naming where), so no request meets it."""
+    model_rules(model)
+
+
 class StoredOrg(Org):
-    """The reference org over one request's transaction; `principal` is its acting user (made a
-    User record the first time they call)."""
+    """The reference org over one request's transaction, acting as the user `principal` names
+    (see `acting_user`)."""
 
     def __init__(self, call: RouteCall, principal: str) -> None:
         self.tx = call.transaction()
         self.tables = {name: StoredTable(self.tx, name) for name in OBJECTS}
+        self._started: set[str] = set()
         moment = datetime.fromtimestamp(int(call.mock.clock()), tz=UTC).replace(tzinfo=None)
-        # The caller as a User: the runtime's principal is a user name or, for a configured
-        # session, the word "token"; a User's Username is an e-mail address.
+        # The runtime's principal is a user name or, for a configured session, the word
+        # "token"; a User's Username is an e-mail address.
         username = principal if "@" in principal else f"{principal}@crm.myna.invalid"
         super().__init__(
             call.request.base_url,
             moment,
             rows=self.tables,
-            cursors=cursors_of(call.mock, call.world),
+            cursors=WorldCursors(self.tx, cursors_of(call.mock, call.world)),
             api_calls=self.tx.next_sequence("crm.api_calls", 1) - 1,
             admin=(username, "", principal.partition("@")[0]),
             rules=rules_of(call.mock),
         )
         self.sessions[_RUNTIME_SESSION] = self.admin_id
 
-    def next_number(self, name: str) -> int:
-        return self.tx.next_sequence(f"crm.{name}", 1)
+    def acting_user(self, username: str, first: str, last: str) -> str:
+        """The world's user the caller acts as, written nowhere: the user whose Username the
+        principal names, else the org's administrator (`administrator`). Only a world with no
+        user at all gets one, its first user, as an org is never without one."""
+        return (
+            self.find_user(username)
+            or self.administrator()
+            or self._first_user(username, first, last)
+        )
+
+    def administrator(self) -> str | None:
+        """The org's first active System Administrator (by Id); in a world without one, its
+        first active user, else its first user; None in a world without users."""
+        profile = self.find_profile(ADMIN_PROFILE)
+        active = Condition("IsActive", "=", True)
+        choices: list[Filter | None] = [active, None]
+        if profile is not None:
+            choices.insert(0, And((Condition("ProfileId", "=", profile), active)))
+        for where in choices:
+            found, _ = self.tx.list("User", Query(where=where, order_by=(SortKey("Id"),), limit=1))
+            if found:
+                return str(found[0]["Id"])
+        return None
 
     def first(self, name: str, field_name: str, value: str) -> str | None:
         # Every request looks its caller up (and a new caller its profile): by the store's
@@ -224,24 +312,42 @@ class StoredOrg(Org):
         found, _ = self.tx.list(name, wanted)
         return str(found[0]["Id"]) if found else None
 
-    # A world seeded from files already holds ids and case numbers the org's sequences know
-    # nothing of: the first create of an object there steps past them, once.
+    def next_number(self, name: str) -> int:
+        """The next number of the world's sequence `name`. A sequence of ids or case numbers
+        starts past every number the world's records hold (a seeded world's), read the first
+        time the world uses it, and only counts up after that: a number is never handed out
+        twice, even once its record is gone (see `flush`)."""
+        start = 1
+        if (name in BY_PREFIX or name == "CaseNumber") and self._first_use(name):
+            start = self._highest(name) + 1
+        return self.tx.next_sequence(f"crm.{name}", start)
 
-    def new_id(self, prefix: str) -> str:
-        name = BY_PREFIX.get(prefix)
-        while True:
-            record_id = super().new_id(prefix)
-            if name is None or self.tx.get(name, record_id) is None:
-                return record_id
+    def _first_use(self, name: str) -> bool:
+        """Whether the world (or the snapshot it stands on) never used sequence `name`: its
+        marker sequence counts the requests that asked, once per request."""
+        if name in self._started:
+            return False
+        self._started.add(name)
+        return self.tx.next_sequence(f"crm.{name}.started", 1) == 1
 
-    def case_number(self) -> str:
-        while True:
-            number = super().case_number()
-            taken = Query(where=Condition("CaseNumber", "=", number), limit=1)
-            if not self.tx.list("Case", taken)[0]:
-                return number
+    def _highest(self, name: str) -> int:
+        """The largest number of sequence `name` among the world's records: the case numbers
+        past the org's first, or the ids of the object with that key prefix the org minted."""
+        if name == "CaseNumber":
+            found, _ = self.tx.list("Case", Query(fields=("CaseNumber",)))
+            numbers = [str(record.get("CaseNumber") or "") for record in found]
+            return max((int(n) - CASE_NUMBER_BASE for n in numbers if n.isdigit()), default=0)
+        found, _ = self.tx.list(BY_PREFIX[name], Query(fields=("Id",)))
+        minted = (id_number(str(record["Id"]), name) for record in found)
+        return max((number for number in minted if number is not None), default=0)
 
     def flush(self) -> None:
+        for name, table in self.tables.items():
+            prefix = OBJECTS[name].key_prefix
+            if table.removes() and self._first_use(prefix):
+                # Start the object's id sequence while the world still holds the rows that go,
+                # so it starts past them.
+                self.tx.next_sequence(f"crm.{prefix}", self._highest(prefix) + 1)
         for table in self.tables.values():
             table.flush()
 
@@ -357,6 +463,6 @@ def _routes() -> tuple[Route, ...]:
     )
 
 
-SALESFORCE = Extension(name="salesforce", routes=_routes(), unrouted=unrouted)
+SALESFORCE = Extension(name="salesforce", routes=_routes(), unrouted=unrouted, check=check)
 
 register_extension(SALESFORCE)

@@ -84,15 +84,20 @@ CASCADES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
 
 # Records not deleted while others point at them: (those others, their reference, the field
 # that names the record, why).
-IN_USE: Final[Mapping[str, tuple[str, str, str, str]]] = {
-    "UserRole": ("User", "UserRoleId", "Name", "users are assigned to the role"),
+IN_USE: Final[Mapping[str, tuple[tuple[str, str, str, str], ...]]] = {
+    "UserRole": (
+        ("User", "UserRoleId", "Name", "users are assigned to the role"),
+        ("UserRole", "ParentRoleId", "Name", "it has subordinate roles"),
+    ),
     "PermissionSet": (
-        "PermissionSetAssignment",
-        "PermissionSetId",
-        "Label",
-        "it is assigned to users",
+        ("PermissionSetAssignment", "PermissionSetId", "Label", "it is assigned to users"),
     ),
 }
+
+# The groups the platform keeps for the organization and for each role (the role's own and
+# the role with its subordinates): never deleted on their own.
+ROLE_GROUPS: Final = frozenset({"Role", "RoleAndSubordinates", "RoleAndSubordinatesInternal"})
+ORGANIZATION_GROUP: Final = "Organization"
 
 # Records that may exist once per pair of values: a membership, an assignment.
 UNIQUE_PAIRS: Final[Mapping[str, tuple[str, str]]] = {
@@ -128,6 +133,22 @@ _DATA_PATH: Final = re.compile(r"^/services/data/(v\d+\.\d)(?:/(.*?))?/?$")
 _APEX_CONVERT: Final = re.compile(r"^/services/apexrest/LeadConvert/([A-Za-z0-9]{15,18})/?$")
 _ID: Final = re.compile(r"^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$")
 _BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+# An id the org mints: key prefix (3), pod (2), reserved "0" (1), a 9-character base-62 record
+# number, then the case checksum (3).
+POD: Final = "5g0"
+CASE_NUMBER_BASE: Final = 1000
+
+
+def id_number(record_id: str, prefix: str) -> int | None:
+    """The record number of an id the org minted with this key prefix (None for another's)."""
+    head = prefix + POD
+    digits = record_id[len(head) : 15]
+    if not record_id.startswith(head) or len(digits) != 9 or any(c not in _BASE62 for c in digits):
+        return None
+    number = 0
+    for char in digits:
+        number = number * 62 + _BASE62.index(char)
+    return number
 
 
 class Refused(MockError):
@@ -183,6 +204,21 @@ def live(row: Row) -> bool:
     return not row.get("IsDeleted")
 
 
+def delete_failed(label: str, reason: str) -> Refused:
+    return Refused(
+        400,
+        "DELETE_FAILED",
+        f"Your attempt to delete {label} could not be completed because {reason}.",
+        [],
+    )
+
+
+def _group_label(row: Row) -> str:
+    """How a refusal names a group: its name; a role's groups have none, only the role's
+    developer name."""
+    return str(row["Name"] or row["DeveloperName"] or row["Id"])
+
+
 def _address(row: Row) -> dict[str, Any] | None:
     """The compound address of a record's parts, or null when every part is."""
     parts = {key: row[name] for key, name in ADDRESS_PARTS.items()}
@@ -196,6 +232,45 @@ def _row_methods(obj: SObject) -> tuple[str, ...]:
         for method, flag in (("PATCH", "updateable"), ("DELETE", "deletable"))
         if obj.flags[flag]
     )
+
+
+def _json_token(value: Any) -> str:
+    """A JSON value as Salesforce's parser names it in a refusal: its token, then its text."""
+    if isinstance(value, dict):
+        return "START_OBJECT value {"
+    if isinstance(value, list):
+        return "START_ARRAY value ["
+    if isinstance(value, bool):
+        return f"VALUE_{str(value).upper()} value {str(value).lower()}"
+    if isinstance(value, int):
+        return f"VALUE_NUMBER_INT value {value}"
+    if isinstance(value, float):
+        return f"VALUE_NUMBER_FLOAT value {value}"
+    return f"VALUE_STRING value {value}"
+
+
+def not_deserialized(kind: str, value: Any) -> Refused:
+    """A value of a JSON type the field cannot take (an object or array for any field, text for
+    a number or checkbox)."""
+    return Refused(
+        400,
+        "JSON_PARSER_ERROR",
+        f"Cannot deserialize instance of {kind} from {_json_token(value)} or request may be "
+        "missing a required field",
+        None,
+    )
+
+
+# The type Salesforce's parser binds a field's value to, by field type (text otherwise).
+_JSON_KINDS: Final[Mapping[str, str]] = {
+    "boolean": "boolean",
+    "currency": "double",
+    "double": "double",
+    "percent": "double",
+    "int": "int",
+    "date": "date",
+    "datetime": "datetime",
+}
 
 
 def not_writable(names: list[str]) -> Refused:
@@ -290,7 +365,7 @@ class Org:
         self.cursors: MutableMapping[str, Cursor] = cursors if cursors is not None else {}
         self.api_calls = api_calls
         self._counters: dict[str, int] = {}
-        self.admin_id = self.find_user(admin[0]) or self._first_user(*admin)
+        self.admin_id = self.acting_user(*admin)
 
     # -- clock, ids, users ---------------------------------------------------------------------
 
@@ -308,7 +383,7 @@ class Org:
 
     def case_number(self) -> str:
         """The next case's number: an auto-number from 00001001 (the org's starting value)."""
-        return f"{1000 + self.next_number('CaseNumber'):08d}"
+        return f"{CASE_NUMBER_BASE + self.next_number('CaseNumber'):08d}"
 
     def new_id(self, prefix: str) -> str:
         number = self.next_number(prefix)
@@ -316,8 +391,7 @@ class Org:
         for _ in range(9):
             number, rest = divmod(number, 62)
             digits = _BASE62[rest] + digits
-        # Key prefix (3), pod (2), reserved "0" (1), a 9-character base-62 record number.
-        body = f"{prefix}5g0{digits}"
+        body = f"{prefix}{POD}{digits}"
         return body + salesforce_checksum(body)
 
     def _system_user(self, username: str, first: str, last: str, **values: Any) -> str:
@@ -347,6 +421,11 @@ class Org:
         self._derive(OBJECTS["User"], None, row, row)
         self._assign_profile(row, user_id)
         return user_id
+
+    def acting_user(self, username: str, first: str, last: str) -> str:
+        """The user the org acts as: the one named `username`, the org's first user (made
+        now, with that name) when there is none."""
+        return self.find_user(username) or self._first_user(username, first, last)
 
     def _first_user(self, username: str, first: str, last: str) -> str:
         """The org's administrator, or a caller the runtime authenticated: a System
@@ -629,6 +708,7 @@ class Org:
         ]
         if missing:
             raise required_missing(missing)
+        self._access_rules(name, None, sent)
         self._unique_pair(name, sent)
         record_id = self.new_id(obj.key_prefix)
         row = self._system_fields(name, record_id, sent, user)
@@ -666,6 +746,7 @@ class Org:
         ]
         if cleared:
             raise required_missing(cleared)
+        self._access_rules(name, row, sent)
         after = {**row, **sent}
         self._derive(obj, row, after, sent)
         self._touch(after, user)
@@ -685,6 +766,12 @@ class Org:
             for other in list(self.rows[child].values()):
                 if other[reference] == row["Id"] and live(other):
                     self.delete(child, other["Id"], user)
+        if name == "UserRole":
+            # A role's two sharing groups go with it, once it is gone (while it is there, they
+            # are not deleted on their own).
+            for group in list(self.rows["Group"].values()):
+                if group["RelatedId"] == row["Id"]:
+                    self.delete("Group", group["Id"], user)
         if name == "OpportunityLineItem":
             self._roll_up(row)
 
@@ -727,6 +814,10 @@ class Org:
     def _value(self, obj: SObject, spec: Field, value: Any) -> Any:
         if value is None or value == "":
             return None
+        kind = _JSON_KINDS.get(spec.type, "string")
+        if isinstance(value, dict | list):
+            # Every field takes a scalar: Salesforce's parser refuses a JSON object or array.
+            raise not_deserialized(kind, value)
         if spec.type == "picklist":
             allowed = self.rules.allowed(obj.name, spec.name)
             if allowed is not None and value not in allowed:
@@ -734,32 +825,15 @@ class Org:
             return str(value)
         if spec.type == "boolean":
             if not isinstance(value, bool):
-                raise Refused(
-                    400,
-                    "JSON_PARSER_ERROR",
-                    f"Cannot deserialize instance of boolean from VALUE_STRING value {value} "
-                    "or request may be missing a required field",
-                    None,
-                )
+                raise not_deserialized(kind, value)
             return value
         if spec.type in ("currency", "double", "percent"):
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise Refused(
-                    400,
-                    "JSON_PARSER_ERROR",
-                    f"Cannot deserialize instance of double from "
-                    f"VALUE_STRING value {value} or request may be missing a required field",
-                    None,
-                )
+                raise not_deserialized(kind, value)
             return float(value)
         if spec.type == "int":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise Refused(
-                    400,
-                    "JSON_PARSER_ERROR",
-                    f"Cannot deserialize instance of int from value {value}",
-                    None,
-                )
+                raise not_deserialized(kind, value)
             return value
         if spec.type == "reference":
             return self._reference(spec, str(value))
@@ -922,24 +996,82 @@ class Org:
                 self._touch(owned, user)
 
     def _before_delete(self, name: str, row: Row) -> None:
-        """A role someone holds, or a permission set assigned to anyone, stays; a role's
-        sharing groups go with it."""
-        held = IN_USE.get(name)
-        if held is not None:
-            child, reference, label, reason = held
+        """What stays: a role someone holds or with subordinate roles, a permission set assigned
+        to anyone, the organization's group and a role's sharing groups (they go with the role),
+        and the assignment through which a user holds its profile (it moves with `ProfileId`)."""
+        for child, reference, label, reason in IN_USE.get(name, ()):
             if any(
                 live(other) and other[reference] == row["Id"] for other in self.rows[child].values()
             ):
+                raise delete_failed(row[label], reason)
+        if name == "Group" and row["Type"] == ORGANIZATION_GROUP:
+            raise delete_failed(_group_label(row), "it is the organization's group")
+        if name == "Group" and row["Type"] in ROLE_GROUPS and row["RelatedId"] is not None:
+            role = self._lookup("UserRole", row["RelatedId"])
+            if role is not None:
+                raise delete_failed(
+                    _group_label(row), f"it is a sharing group of the role {role['Name']}"
+                )
+        if name == "PermissionSetAssignment" and self._of_profile(row):
+            raise delete_failed(row["Id"], "it gives the user its profile")
+
+    def _access_rules(self, name: str, before: Row | None, sent: Row) -> None:
+        """The access objects' rules on a write: the role hierarchy and group nesting have no
+        loops, and a permission set a profile owns is assigned only through the profile."""
+        if name == "UserRole" and before is not None and sent.get("ParentRoleId"):
+            parent = self._lookup("UserRole", sent["ParentRoleId"])
+            if parent is not None and before["Id"] in self._role_chain(parent["Id"]):
                 raise Refused(
                     400,
-                    "DELETE_FAILED",
-                    f"Your attempt to delete {row[label]} could not be completed because {reason}.",
-                    [],
+                    "CIRCULAR_DEPENDENCY",
+                    f"The role hierarchy can't loop: {before['Name']} would be above itself "
+                    f"through {parent['Name']}.",
+                    ["ParentRoleId"],
                 )
-        if name == "UserRole":
-            for group in list(self.rows["Group"].values()):
-                if group["RelatedId"] == row["Id"]:
-                    self.delete("Group", group["Id"], row["Id"])
+        if name == "GroupMember" and sent.get("GroupId") and sent.get("UserOrGroupId"):
+            group, member = sent["GroupId"], sent["UserOrGroupId"]
+            if group in self._nested_groups(member):
+                label = _group_label(self.rows["Group"][group])
+                raise Refused(
+                    400,
+                    "CIRCULAR_DEPENDENCY",
+                    f"A group can't contain itself: {label} would be a member of itself.",
+                    ["UserOrGroupId"],
+                )
+        if name == "PermissionSetAssignment" and self._of_profile(sent):
+            raise Refused(
+                400,
+                "INVALID_CROSS_REFERENCE_KEY",
+                "Permission Set ID: a permission set a profile owns is assigned through the "
+                "profile: change the user's ProfileId instead",
+                ["PermissionSetId"],
+            )
+
+    def _role_chain(self, role_id: str) -> list[str]:
+        """The role and every role above it, nearest first (stopping at a loop a seed has)."""
+        chain: list[str] = []
+        current: str | None = role_id
+        while current is not None and current not in chain:
+            chain.append(current)
+            role = self._lookup("UserRole", current)
+            current = role["ParentRoleId"] if role is not None else None
+        return chain
+
+    def _nested_groups(self, member: str) -> set[str]:
+        """The group `member` (when it is one) and every group inside it, however deep."""
+        found: set[str] = set()
+        pending = [member]
+        while pending:
+            group = pending.pop()
+            if group in found or BY_PREFIX.get(group[:3]) != "Group":
+                continue
+            found.add(group)
+            pending.extend(
+                str(row["UserOrGroupId"])
+                for row in self.rows["GroupMember"].values()
+                if row["GroupId"] == group and row["UserOrGroupId"] is not None
+            )
+        return found
 
     def _unique_pair(self, name: str, sent: Row) -> None:
         """A user or group joins a group once, and is assigned a permission set once."""
@@ -970,7 +1102,7 @@ class Org:
 
     def _of_profile(self, assignment: Row) -> bool:
         """Whether the assignment is of a permission set a profile owns."""
-        assigned = assignment["PermissionSetId"]
+        assigned = assignment.get("PermissionSetId")
         permission_set = self._lookup("PermissionSet", assigned) if assigned else None
         return permission_set is not None and bool(permission_set["IsOwnedByProfile"])
 
