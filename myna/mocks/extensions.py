@@ -16,6 +16,9 @@ The hooks, in the order a request meets them:
 - `render`: rewrite one rendered record given the request's parameters (display values);
 - `link_header`: the service's own `Link` header for a list page;
 - `refusal`: the service's own words for a refusal the generic runtime raised (by its `code`);
+- `prepare_seed`: not per request: the records of a seed (generated or read from files) before
+  they are loaded as a base snapshot, to derive rows the service keeps beside them (ServiceNow's
+  parent-class rows of a child-class record) so a seeded world holds what writes would have made;
 - `check`: not per request: when a mock is built (`extensions_for`), refuse a model the extension
   cannot serve with a `ModelError` naming where, rather than failing inside every request.
 
@@ -48,12 +51,15 @@ __all__ = [
     "RenderCall",
     "Route",
     "RouteCall",
+    "SeedRecords",
     "WriteCall",
     "extensions_for",
     "register_extension",
 ]
 
 WriteKind = Literal["create", "update", "delete"]
+SeedRecords = list[tuple[str, str, Record]]
+"""A seed's (resource, id, record) triples, in load order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +155,7 @@ class Extension:
     render: Callable[[RenderCall], dict[str, Any]] | None = None
     link_header: Callable[[PageCall], str | None] | None = None
     refusal: Callable[[Rejection], Rejection] | None = None
+    prepare_seed: Callable[[ServiceModel, SeedRecords], SeedRecords] | None = None
     check: Callable[[ServiceModel], None] | None = None
     # Resources the extension writes on its own, beside the records a client changes (audit
     # trails, journals): a verifier's collateral-damage guard must not blame the agent for them.
@@ -212,6 +219,7 @@ class Extensions:
         self._render = tuple(e.render for e in chosen if e.render is not None)
         self._links = tuple(e.link_header for e in chosen if e.link_header is not None)
         self._refusals = tuple(e.refusal for e in chosen if e.refusal is not None)
+        self._seeds = tuple(e.prepare_seed for e in chosen if e.prepare_seed is not None)
         self.side_effect_resources = frozenset(
             name for extension in chosen for name in extension.side_effect_resources
         )
@@ -268,6 +276,11 @@ class Extensions:
         for hook in self._refusals:
             rejection = hook(rejection)
         return rejection
+
+    def prepare_seed(self, model: ServiceModel, records: SeedRecords) -> SeedRecords:
+        for hook in self._seeds:
+            records = hook(model, records)
+        return records
 
     def link_header(self, call: PageCall) -> str | None:
         """The first extension's Link header (only call when `links` is true)."""

@@ -42,6 +42,7 @@ from faker import Faker
 from jsonschema import Draft202012Validator
 
 from myna.errors import InputError, MockError
+from myna.mocks.extensions import SeedRecords, extensions_for
 from myna.mocks.ids import counter_name, mint_id, needs_counter
 from myna.mocks.store import Record, Store
 from myna.schemas.model import (
@@ -148,7 +149,17 @@ def generate(model: ServiceModel, *, seed: int, records: int | Mapping[str, int]
     out: list[tuple[str, str, Record]] = []
     for name in seeding_order(model, [n for n, c in counts.items() if c > 0]):
         out.extend(generator.resource(model.resources[name], counts[name]))
-    return SeedData(out, dict(sorted(generator.counters.items())))
+    prepared = _in_order(model, extensions_for(model).prepare_seed(model, out))
+    return SeedData(prepared, dict(sorted(generator.counters.items())))
+
+
+def _in_order(model: ServiceModel, records: SeedRecords) -> SeedRecords:
+    """`records` grouped by resource in seeding order, each resource's in the order given (an
+    extension's `prepare_seed` may have added records of resources that come earlier)."""
+    grouped: dict[str, SeedRecords] = {}
+    for triple in records:
+        grouped.setdefault(triple[0], []).append(triple)
+    return [triple for name in seeding_order(model, list(grouped)) for triple in grouped[name]]
 
 
 def _counts(model: ServiceModel, records: int | Mapping[str, int]) -> dict[str, int]:
@@ -673,18 +684,34 @@ def read_files(model: ServiceModel, directory: Path) -> SeedData:
         loaded[resource.name] = [
             (str(_id_of(record, resource, path, line)), line, record) for line, record in rows
         ]
-    known = {name: {record_id for record_id, _, _ in rows} for name, rows in loaded.items()}
-    out: list[tuple[str, str, Record]] = []
+    lines = {
+        (name, record_id): line for name, rows in loaded.items() for record_id, line, _ in rows
+    }
+    given = [
+        (name, record_id, record) for name, rows in loaded.items() for record_id, _, record in rows
+    ]
+    # Checked after the extensions' additions, so a reference to a row they derive (an incident's
+    # CI that the files hold only as a server) resolves, and the derived rows are checked too.
+    records = _in_order(model, extensions_for(model).prepare_seed(model, given))
+    known: dict[str, set[str]] = {}
+    for name, record_id, _ in records:
+        known.setdefault(name, set()).add(record_id)
     sequences: dict[str, int] = {}
-    for name in seeding_order(model, list(loaded)):
+    validators: dict[str, dict[str, Any]] = {}
+    for name, record_id, record in records:
         resource = model.resources[name]
-        path = paths[name]
-        validators = _validators(model, resource)
-        for record_id, line, record in loaded[name]:
-            _check_record(record, resource, validators, known, path, line, model)
-            _advance_counters(sequences, resource, record)
-            out.append((name, record_id, record))
-    return SeedData(out, dict(sorted(sequences.items())))
+        if name not in validators:
+            validators[name] = _validators(model, resource)
+        line = lines.get((name, record_id))
+        file = str(paths[name]) if line is not None else _derived(directory, name, record_id)
+        _check_record(record, resource, validators[name], known, file, line, model)
+        _advance_counters(sequences, resource, record)
+    return SeedData(records, dict(sorted(sequences.items())))
+
+
+def _derived(directory: Path, resource: str, record_id: str) -> str:
+    """Where a row an extension derived comes from, for an error in it."""
+    return f"{directory} ({resource} {record_id}, derived from a record of another file)"
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Record]]:
@@ -768,8 +795,8 @@ def _check_record(
     resource: Resource,
     validators: Mapping[str, Any],
     known: Mapping[str, set[str]],
-    path: Path,
-    line: int,
+    file: str,
+    line: int | None,
     model: ServiceModel,
 ) -> None:
     for name, value in list(record.items()):
@@ -777,12 +804,12 @@ def _check_record(
         if spec is None:
             raise InputError(
                 f"no field {name!r} in resource {resource.name!r}",
-                file=str(path),
+                file=file,
                 line=line,
                 field=name,
             )
         if spec.reference is not None and spec.reference.style == "link_value":
-            value = record[name] = _link_value_id(value, path, line, name)
+            value = record[name] = _link_value_id(value, file, line, name)
         empty = value is None or (value == "" and model.conventions.values_as_strings)
         if empty:
             continue
@@ -792,7 +819,7 @@ def _check_record(
             if error is not None:
                 raise InputError(
                     f"value {value!r} does not fit the field's schema: {error.message}",
-                    file=str(path),
+                    file=file,
                     line=line,
                     field=name,
                 )
@@ -806,13 +833,13 @@ def _check_record(
             ):
                 raise InputError(
                     f"references {spec.reference.resource} {target!r}, which no file defines",
-                    file=str(path),
+                    file=file,
                     line=line,
                     field=name,
                 )
 
 
-def _link_value_id(value: Any, path: Path, line: int, name: str) -> Any:
+def _link_value_id(value: Any, file: str, line: int | None, name: str) -> Any:
     """A `link_value` reference as the store keeps it: files may hold it as responses render it
     (`{"link", "value"}`) or as the bare id."""
     if not isinstance(value, dict):
@@ -820,7 +847,7 @@ def _link_value_id(value: Any, path: Path, line: int, name: str) -> Any:
     if "value" not in value:
         raise InputError(
             f"a reference written as an object needs its 'value' (the target's id): {value!r}",
-            file=str(path),
+            file=file,
             line=line,
             field=name,
         )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final
@@ -68,6 +68,7 @@ from myna.mocks.extensions import (
     RenderCall,
     Route,
     RouteCall,
+    SeedRecords,
     WriteCall,
     register_extension,
 )
@@ -76,7 +77,7 @@ from myna.mocks.query import And, Condition, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
 from myna.mocks.validation import REQUIRED_MISSING
-from myna.schemas.model import StateMachine
+from myna.schemas.model import ServiceModel, StateMachine
 
 if TYPE_CHECKING:
     from myna.mocks.runtime import Mock
@@ -236,24 +237,53 @@ def _is_datetime(resource: str, name: str) -> bool:
 
 
 def _walk(call: RenderCall, resource: str, record: Record, path: str) -> tuple[str, str]:
-    """A dot-walked field (`caller_id.user_name`): its value and display value."""
+    """A dot-walked field (`caller_id.user_name`): its value and display value. A listed record
+    comes projected, its walked value under the dotted name and the reference it walked
+    through absent unless asked for too; a record read by id is walked here."""
+    leaf = _leaf(call, resource, path)
+    if leaf is None:
+        return "", ""
+    table, name = leaf
+    target: Record = {}
+    if path in record:
+        value = _text(record[path])
+    else:
+        value, target = _walked(call, resource, record, path)
+    if not value:
+        return "", ""
+    contract = call.mock.resources.get(table)
+    nested = contract.references.get(name) if contract is not None else None
+    if nested is not None:
+        return value, _display(call, nested.resource, value)
+    return value, _shown(call, table, target, name, value)
+
+
+def _leaf(call: RenderCall, resource: str, path: str) -> tuple[str, str] | None:
+    """The table and column a dot-walked name ends at; None when a step is no reference."""
+    *steps, name = path.split(".")
+    for step in steps:
+        contract = call.mock.resources.get(resource)
+        reference = contract.references.get(step) if contract is not None else None
+        if reference is None:
+            return None
+        resource = reference.resource
+    return resource, name
+
+
+def _walked(call: RenderCall, resource: str, record: Record, path: str) -> tuple[str, Record]:
+    """The value at the end of a dot-walk from `record`, and the record holding it."""
     head, _, rest = path.partition(".")
     contract = call.mock.resources.get(resource)
     reference = contract.references.get(head) if contract is not None else None
-    if reference is None:
-        return "", ""
     target_id = _text(record.get(head))
-    target = call.tx.get(reference.resource, target_id) if target_id else None
+    if reference is None or reference.resource not in call.mock.resources or not target_id:
+        return "", {}
+    target = call.tx.get(reference.resource, target_id)
     if target is None:
-        return "", ""
+        return "", {}
     if "." in rest:
-        return _walk(call, reference.resource, target, rest)
-    value = _text(target.get(rest))
-    target_contract = call.mock.resources[reference.resource]
-    nested = target_contract.references.get(rest)
-    if nested is not None:
-        return value, _display(call, nested.resource, value) if value else ""
-    return value, _shown(call, reference.resource, target, rest, value)
+        return _walked(call, reference.resource, target, rest)
+    return _text(target.get(rest)), target
 
 
 def _journal_text(call: RenderCall, record_id: str, element: str) -> str:
@@ -614,13 +644,60 @@ def _sync_hierarchy(call: WriteCall, resource: str, record_id: str) -> None:
 
 
 def _class_tables(call: WriteCall, resource: str) -> set[str]:
-    """The served tables holding the written record: its class (`sys_class_name`, when that is
-    `resource` or a class extending it) and every served class that one extends."""
-    recorded = _text(call.after.get("sys_class_name"))
+    """The served tables holding the written record (see `_holders`)."""
+    record_class = _record_class(resource, _text(call.after.get("sys_class_name")))
+    return _holders(record_class, call.mock.resources)
+
+
+def _record_class(resource: str, recorded: str) -> str:
+    """A record's class: its `sys_class_name` when that is `resource` or a class extending it,
+    else `resource` itself."""
     known = recorded in SUPER_CLASSES and (recorded == resource or resource in ancestors(recorded))
-    record_class = recorded if known else resource
-    chain = (record_class, *ancestors(record_class))
-    return {name for name in chain if name in call.mock.resources}
+    return recorded if known else resource
+
+
+def _holders(record_class: str, served: Collection[str]) -> set[str]:
+    """The served tables a record of `record_class` is a row of: its class and every served
+    class that one extends."""
+    return {name for name in (record_class, *ancestors(record_class)) if name in served}
+
+
+def prepare_seed(model: ServiceModel, records: SeedRecords) -> SeedRecords:
+    """A seed's records as the hierarchy keeps them (PROTOCOL.md §2.6), whoever made them.
+
+    Generated records and seed files know nothing of classes: a generated server is no
+    `cmdb_ci` row, a generated `cmdb_ci` row may claim class `cmdb_ci_server` with no server
+    behind it, and a seed file may hold servers alone. Here every record of a child class gets
+    (or is merged into) a row of each served parent table, with that table's columns and the
+    child's values, as the extension's writes keep it; a parent row claiming a served child
+    class that has no record with its sys_id is of the parent's own class.
+    """
+    served = model.resources
+    present = {(name, record_id) for name, record_id, _ in records}
+    out: SeedRecords = []
+    for name, record_id, record in records:
+        fields = served[name].fields
+        record_class = _record_class(name, _text(record.get("sys_class_name")))
+        if record_class in served and (record_class, record_id) not in present:
+            record_class = name
+        if "sys_class_name" in fields and _text(record.get("sys_class_name")) != record_class:
+            record = {**record, "sys_class_name": record_class}
+        out.append((name, record_id, record))
+    position = {(name, record_id): index for index, (name, record_id, _) in enumerate(out)}
+    for name, record_id, record in list(out):
+        record_class = _record_class(name, _text(record.get("sys_class_name")))
+        if record_class != name:
+            continue  # a parent table's row of a child's record: the child's own row fills it
+        for parent in (table for table in ancestors(name) if table in served):
+            columns = served[parent].fields
+            shared = {field: value for field, value in record.items() if field in columns}
+            at = position.get((parent, record_id))
+            if at is None:
+                position[(parent, record_id)] = len(out)
+                out.append((parent, record_id, shared))
+            else:
+                out[at] = (parent, record_id, {**out[at][2], **shared})
+    return out
 
 
 def _platform_insert(
@@ -897,6 +974,7 @@ SERVICENOW = Extension(
     render=render,
     link_header=link_header,
     refusal=refusal,
+    prepare_seed=prepare_seed,
     side_effect_resources=frozenset(
         {"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT, "task_sla"}
     ),
