@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from myna.mocks.auth import Credentials
 from myna.mocks.backends import builtin_model
 from myna.mocks.messages import MockResponse
 from myna.mocks.sqlstore import SqlStore
+from myna.schemas.model import EntryValues, Evidence, ServiceModel, StateMachine
 
 TABLE = "/api/now/table"
 AGENT = ("itil.agent", "itil-password")
@@ -222,3 +224,45 @@ def test_a_record_created_without_a_mandatory_field_is_a_data_policy_refusal(
         api, "change_task", short_description="Back up the config", change_request=change["sys_id"]
     )
     assert task["change_request"]["value"] == change["sys_id"]
+
+
+def edited_api(edit: Callable[[ServiceModel], None]) -> MockClient:
+    """A client of the shipped model after `edit`, as a reviewer editing model.yaml makes it."""
+    model = builtin_model("itsm").model_copy(deep=True)
+    edit(model)
+    mock = Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users=dict([AGENT])))
+    mock.store.create_world("edited")
+    return MockClient(mock, auth=AGENT, world="edited", base_url="https://example.service-now.com")
+
+
+def machine(model: ServiceModel, resource: str, field: str) -> StateMachine:
+    return next(m for m in model.resources[resource].state_machines if m.field == field)
+
+
+def test_incident_state_follows_state_as_the_model_says(api: MockClient) -> None:
+    path = incident(api)
+    assert result(api.get(path))["incident_state"] == "1"
+    assert result(api.patch(path, json={"state": "3", "hold_reason": "1"}))["incident_state"] == "3"
+
+    def unpinned(model: ServiceModel) -> None:
+        machine(model, "incident", "state").sets_on_entry.clear()
+
+    edited = edited_api(unpinned)
+    record = create(edited, "incident", short_description="printer jam")
+    # Without the fact, nothing moves incident_state past the value it is created with.
+    moved = edited.patch(f"{TABLE}/incident/{record['sys_id']}", json={"state": "2"})
+    assert result(moved)["incident_state"] == record["incident_state"]
+
+
+def test_what_entering_an_incident_state_sets_is_the_model_s_to_change() -> None:
+    note = "Resolved by the service desk"
+
+    def pinned(model: ServiceModel) -> None:
+        machine(model, "incident", "incident_state").sets_on_entry["6"] = EntryValues(
+            values={"description": note}, evidence=Evidence(pinned=True)
+        )
+
+    edited = edited_api(pinned)
+    path = f"{TABLE}/incident/{create(edited, 'incident', short_description='jam')['sys_id']}"
+    resolved = result(edited.patch(path, json={"state": "6", **RESOLUTION}))
+    assert (resolved["incident_state"], resolved["description"]) == ("6", note)

@@ -354,10 +354,7 @@ def before_write(call: WriteCall) -> None:
     if resource in ("incident", "problem"):
         _derive_priority(call.before, after)
     if resource == "incident":
-        after["incident_state"] = after.get("state", "")
         _incident_moves(call)
-    if resource == "problem":
-        after["problem_state"] = after.get("state", "")
     _refuse_finished(call)
     if resource == "change_request":
         _change_approval(call)
