@@ -164,7 +164,7 @@ class StoredTable(MutableMapping[str, Row]):
 
     def removes(self) -> bool:
         """Whether `flush` deletes rows of the store (not rows this request made and dropped)."""
-        return any(record_id in self._read for record_id in self._deleted)
+        return bool(self._deleted) and not self._deleted.isdisjoint(self._read)
 
     def flush(self) -> None:
         for record_id in self._deleted:
