@@ -14,7 +14,9 @@ import pytest
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.cli import served_mock
+from myna.mocks.query import Query
 from myna.mocks.runtime import DEFAULT_WORLD
+from myna.mocks.sqlstore import SqlStore
 
 DATA = "/services/data/v59.0"
 TOKEN = "myna-token"
@@ -29,6 +31,7 @@ def mock() -> Iterator[Mock]:
     credentials = Credentials(users=dict([SALES_REP]), tokens=frozenset({TOKEN}))
     served = served_mock("crm", admin_token=ADMIN_TOKEN, credentials=credentials)
     yield served
+    assert isinstance(served.store, SqlStore)
     served.store.close()
 
 
@@ -56,8 +59,10 @@ def query(api: MockClient, soql: str, **headers: str) -> dict[str, Any]:
 
 
 def seeded(mock: Mock, name: str) -> list[dict[str, Any]]:
+    """The records of the world every attempt forks, by Id."""
     with mock.store.transaction(DEFAULT_WORLD) as tx:
-        return sorted((dict(record) for _, record in tx.all(name)), key=lambda record: record["Id"])
+        records, _ = tx.list(name, Query())
+    return sorted(records, key=lambda record: str(record["Id"]))
 
 
 # -- a read leaves the world as it was -----------------------------------------------------------
