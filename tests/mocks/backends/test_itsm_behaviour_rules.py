@@ -266,3 +266,32 @@ def test_what_entering_an_incident_state_sets_is_the_model_s_to_change() -> None
     path = f"{TABLE}/incident/{create(edited, 'incident', short_description='jam')['sys_id']}"
     resolved = result(edited.patch(path, json={"state": "6", **RESOLUTION}))
     assert (resolved["incident_state"], resolved["description"]) == ("6", note)
+
+
+@pytest.mark.parametrize(("state", "label"), [("4", "Closed Incomplete"), ("7", "Closed Skipped")])
+def test_a_catalog_request_and_its_item_close_incomplete_or_skipped(
+    api: MockClient, state: str, label: str
+) -> None:
+    request = create(api, "sc_request", short_description="New laptop")
+    item = create(api, "sc_req_item", short_description="Laptop", request=request["sys_id"])
+    closed_item = result(api.patch(f"{TABLE}/sc_req_item/{item['sys_id']}", json={"state": state}))
+    assert (closed_item["state"], closed_item["active"], closed_item["stage"]) == (
+        state,
+        "false",
+        "complete",
+    )
+    path = f"{TABLE}/sc_request/{request['sys_id']}"
+    closed = result(api.patch(path, json={"state": state}, params={"sysparm_display_value": "all"}))
+    assert closed["state"] == {"display_value": label, "value": state}
+    assert closed["active"]["value"] == "false"
+    assert closed["closed_at"]["value"] != ""
+    assert closed["request_state"]["value"] == "closed_incomplete"
+    # Reopened (the task reopener), it is active again.
+    assert result(api.patch(path, json={"state": "2"}))["active"] == "true"
+
+
+def test_a_catalog_request_has_no_state_outside_the_task_states(api: MockClient) -> None:
+    request = create(api, "sc_request", short_description="New laptop")
+    refused = api.patch(f"{TABLE}/sc_request/{request['sys_id']}", json={"state": "6"})
+    assert refused.status == 400
+    assert "state has no state 6" in error(refused)

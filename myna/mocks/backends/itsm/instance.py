@@ -110,8 +110,10 @@ CLOSED_STATES: Final[Mapping[str, frozenset[str]]] = {
     "problem": frozenset({"107"}),
     "change_request": frozenset({"3", "4"}),
     "change_task": frozenset({"3", "4"}),
+    # Requests and items follow the task state model, where Closed Complete, Closed Incomplete
+    # and Closed Skipped are the inactive states (TaskStateUtil.SYSTEM_INACTIVE_STATES).
     "sc_request": frozenset({"3", "4", "7"}),
-    "sc_req_item": frozenset({"3"}),
+    "sc_req_item": frozenset({"3", "4", "7"}),
 }
 
 # Fields clients cannot write: the platform silently ignores them in a request body.
@@ -1026,6 +1028,13 @@ def _closing(instance: Instance, new: Row, user: str) -> None:
     new.update(active="false", closed_at=instance.stamp(), closed_by=instance.user_id(user))
 
 
+def _reopening(old: Row, new: Row, table: str) -> None:
+    """A task leaving its closing states is active again (the task reopener business rule)."""
+    closed = CLOSED_STATES[table]
+    if old["state"] in closed and new["state"] not in closed:
+        new["active"] = "true"
+
+
 def _incident_insert(instance: Instance, row: Row, user: str) -> None:
     for key, value in {
         "state": "1",
@@ -1206,6 +1215,7 @@ def _request_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_request"]:
         new["request_state"] = "closed_complete" if new["state"] == "3" else "closed_incomplete"
         _closing(instance, new, user)
+    _reopening(old, new, "sc_request")
 
 
 def _item_insert(instance: Instance, row: Row, user: str) -> None:
@@ -1230,6 +1240,7 @@ def _item_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_req_item"]:
         new["stage"] = "complete"
         _closing(instance, new, user)
+    _reopening(old, new, "sc_req_item")
 
 
 def _user_defaults(instance: Instance, row: Row, user: str) -> None:
