@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from myna.errors import MockError
+from myna.errors import MockError, ModelError
 from myna.mocks.backends import named_backend, resolve_model
 
 if TYPE_CHECKING:
@@ -143,6 +143,7 @@ def served_mock(
 ) -> Mock:
     """The mock `myna serve` runs: MODEL (a file or a built-in back end) over the store at `db`,
     with its default world seeded (see the module docstring for where its records come from)."""
+    from myna.mocks.extensions import extensions_for
     from myna.mocks.runtime import Mock
     from myna.mocks.sqlstore import SqlStore
 
@@ -153,6 +154,10 @@ def served_mock(
             field="--seed-dir",
         )
     model = resolve_model(model_spec)
+    try:
+        extensions_for(model)  # an extension's check refuses a model it cannot serve
+    except ModelError as refused:
+        raise ModelError(refused.message, file=model_spec, **refused.context) from refused
     backend = named_backend(model_spec)
     if backend is not None and seed_dir is None and not generated and records is not None:
         with backend.reference_world() as world:

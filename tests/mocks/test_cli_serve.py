@@ -5,6 +5,8 @@ exactly as the command builds it, without a server."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,3 +150,19 @@ def test_conflicting_seed_options_are_refused_naming_them(
 ) -> None:
     with pytest.raises(MockError, match=message):
         served_mock("itsm", **options)
+
+
+def test_a_model_its_extension_cannot_serve_is_refused_naming_the_file(tmp_path: Path) -> None:
+    from myna.mocks.backends import builtin_model
+
+    model = builtin_model("crm")
+    (stage,) = [m for m in model.resources["Opportunity"].state_machines if m.field == "StageName"]
+    won = stage.sets_on_entry["Closed Won"].values
+    won["Probabilty"] = won.pop("Probability")  # a typo a person editing the model makes
+    edited = tmp_path / "crm.yaml"
+    save(model, edited)
+    command = [sys.executable, "-c", "from myna.cli import main; main()", "serve", str(edited)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 2
+    assert f"file {edited}" in result.stderr
+    assert "sets Probabilty, which Opportunity does not have" in result.stderr
