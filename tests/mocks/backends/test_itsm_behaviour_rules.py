@@ -295,3 +295,20 @@ def test_a_catalog_request_has_no_state_outside_the_task_states(api: MockClient)
     refused = api.patch(f"{TABLE}/sc_request/{request['sys_id']}", json={"state": "6"})
     assert refused.status == 400
     assert "state has no state 6" in error(refused)
+
+
+@pytest.mark.parametrize(
+    ("table", "values"),
+    [
+        ("incident", {"caller_id": ""}),
+        ("problem", {}),
+        ("sc_request", {}),
+        ("cmdb_ci_server", {"ip_address": "10.0.0.7"}),
+        ("sys_user", {"first_name": "Ana"}),
+    ],
+)
+def test_no_data_policy_makes_a_description_or_name_mandatory(
+    api: MockClient, table: str, values: dict[str, str]
+) -> None:
+    created = api.post(f"{TABLE}/{table}", json=values)
+    assert created.status == 201, created.body
