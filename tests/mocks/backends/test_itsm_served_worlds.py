@@ -132,3 +132,22 @@ def test_a_listed_dot_walk_needs_no_reference_field_beside_it() -> None:
         ]
         assert all(names)
         assert walked == [{"caller_id.user_name": name} for name in names]
+
+
+@pytest.mark.parametrize("through", ["cmdb_ci", SERVER_CLASS])
+def test_a_change_to_a_server_is_audited_under_its_class_whichever_table_it_came_through(
+    through: str,
+) -> None:
+    with serve() as api:
+        server = rows(api, SERVER_CLASS)[0]
+        patched = api.patch(f"{TABLE}/{through}/{server['sys_id']}", json={"name": "db-02"})
+        assert patched.status == 200, patched.body
+        audit = rows(
+            api,
+            "sys_audit",
+            sysparm_query=f"documentkey={server['sys_id']}^fieldname=name",
+            sysparm_fields="tablename,oldvalue,newvalue",
+        )
+        assert audit == [
+            {"tablename": SERVER_CLASS, "oldvalue": server["name"], "newvalue": "db-02"}
+        ]

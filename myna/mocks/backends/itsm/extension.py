@@ -595,18 +595,20 @@ def after_write(call: WriteCall) -> None:
     if resource in _SYSTEM_TABLES:
         return
     checkpoint = _text(call.after.get("sys_mod_count", "0"))
+    # ServiceNow audits a record under its class, whichever table the write came through.
+    audited = _record_class(resource, _text(call.after.get("sys_class_name")))
     if call.kind == "update" and call.before is not None and "sys_audit" in call.mock.resources:
         for name, value in call.after.items():
             old = call.before.get(name)
             if name not in _UNAUDITED and _text(old) != _text(value):
-                _audit(call, resource, record_id, name, _text(old), _text(value), checkpoint)
+                _audit(call, audited, record_id, name, _text(old), _text(value), checkpoint)
     for element in _journal(resource):
         text = _text(call.sent.get(element))
         if not text or "sys_journal_field" not in call.mock.resources:
             continue
         if call.kind == "update" and "sys_audit" in call.mock.resources:
-            _audit(call, resource, record_id, element, "", text, checkpoint)
-        values = {"element": element, "element_id": record_id, "name": resource, "value": text}
+            _audit(call, audited, record_id, element, "", text, checkpoint)
+        values = {"element": element, "element_id": record_id, "name": audited, "value": text}
         _platform_insert(call, "sys_journal_field", values, call.principal)
     if resource == "incident" and "task_sla" in call.mock.resources:
         # After the audit: the platform's SLA engine writes sla_due without an audit row.
