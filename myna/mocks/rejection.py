@@ -27,6 +27,7 @@ class Rejection(MockError):
         code: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
         body: Any = None,
+        resource: str | None = None,
     ) -> None:
         self.status = status
         self.detail = detail if detail is not None else message
@@ -35,6 +36,9 @@ class Rejection(MockError):
         self.headers = headers
         # A body the service answers verbatim instead of its error template (an OAuth refusal).
         self.body = body
+        # The resource whose operation was refused (the runtime fills it in), so a service's
+        # words for the refusal can name it (ServiceNow names the table).
+        self.resource = resource
         super().__init__(message, status=status, field=", ".join(fields) or None)
 
 

@@ -264,6 +264,10 @@ class Mock:
         except ConflictError as conflict:
             field = conflict.context.get("field")
             raise Rejection(409, conflict.message, fields=(str(field),) if field else ()) from None
+        except Rejection as refused:
+            if refused.resource is None and contract.resource is not None:
+                refused.resource = contract.resource.resource.name
+            raise
         if self.strict and contract.response_validator is not None and response.has_json:
             validate_response(
                 contract.response_validator, response.json(), method=method, path=path

@@ -70,7 +70,7 @@ def test_the_incident_state_model_allows_its_transitions_and_refuses_others(
     # In Progress -> Closed skips Resolved, even with the resolution the data policy wants.
     skipped = api.patch(path, json={"state": "7", **RESOLUTION})
     assert skipped.status == 400
-    assert error(skipped) == "state cannot change from 2 (In Progress) to 7 (Closed)"
+    assert error(skipped) == "incident.state cannot change from 2 (In Progress) to 7 (Closed)"
 
 
 def test_resolving_needs_a_resolution_code_and_notes(api: MockClient) -> None:
@@ -202,7 +202,9 @@ def test_an_incident_links_to_an_existing_problem_only(api: MockClient) -> None:
         f"{TABLE}/incident", json={"short_description": "printer jam", "problem_id": NOWHERE}
     )
     assert refused.status == 400
-    assert f"problem_id refers to problem {NOWHERE}, which does not exist" in error(refused)
+    assert (
+        error(refused) == f"incident.problem_id refers to problem {NOWHERE}, which does not exist"
+    )
     path = incident(api, problem_id=problem["sys_id"])
     linked = api.get(
         f"{TABLE}/incident",
@@ -294,7 +296,7 @@ def test_a_catalog_request_has_no_state_outside_the_task_states(api: MockClient)
     request = create(api, "sc_request", short_description="New laptop")
     refused = api.patch(f"{TABLE}/sc_request/{request['sys_id']}", json={"state": "6"})
     assert refused.status == 400
-    assert "state has no state 6" in error(refused)
+    assert error(refused) == "sc_request.state has no state 6"
 
 
 @pytest.mark.parametrize(
@@ -312,3 +314,22 @@ def test_no_data_policy_makes_a_description_or_name_mandatory(
 ) -> None:
     created = api.post(f"{TABLE}/{table}", json=values)
     assert created.status == 201, created.body
+
+
+def test_a_value_a_column_does_not_take_is_refused_naming_table_and_column(
+    api: MockClient,
+) -> None:
+    path = incident(api)
+    refused = api.patch(path, json={"impact": {"a": 1}})
+    assert refused.status == 400
+    assert json.loads(refused.body) == {
+        "error": {
+            "message": "Invalid value for incident.impact",
+            "detail": "incident.impact: {'a': 1} is not a value this column takes",
+        },
+        "status": "failure",
+    }
+    # A bad query parameter keeps its own words: it is no column.
+    listed = api.get(f"{TABLE}/incident", params={"sysparm_limit": "-1"})
+    assert listed.status == 400
+    assert "incident." not in error(listed)

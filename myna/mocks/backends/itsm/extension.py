@@ -115,17 +115,43 @@ def _unknown_table(mock: Mock, request: MockRequest, path: str) -> Rejection | N
 
 
 def refusal(rejection: Rejection) -> Rejection:
-    """ServiceNow's words for a body it cannot read, and for a record created without a
-    mandatory field: a data policy naming the fields' labels (PROTOCOL.md §2.5)."""
+    """ServiceNow's words for a body it cannot read, for a record created without a mandatory
+    field (a data policy naming the fields' labels), and for a value the mock refuses in one
+    column of a table, named as `table.column` (PROTOCOL.md §2.5)."""
     if rejection.code == REQUIRED_MISSING:
         policy = data_policy(_label(name) for name in rejection.fields)
         return Rejection(
             policy.status, policy.message, detail=policy.detail, fields=rejection.fields
         )
-    if rejection.code != "unreadable_body":
-        return rejection
+    if rejection.code == "unreadable_body":
+        return Rejection(
+            400, "Exception while reading request", detail="The payload is not valid JSON."
+        )
+    return _invalid_value(rejection) or rejection
+
+
+# The generic validator's words for a value that fits none of a column's accepted shapes.
+_NO_SCHEMA: Final = " is not valid under any of the given schemas"
+
+
+def _invalid_value(rejection: Rejection) -> Rejection | None:
+    """A 400 about one column of the written table, with the table and column named:
+    `incident.state cannot change from 2 (In Progress) to 7 (Closed)`."""
+    if rejection.status != 400 or rejection.resource is None or len(rejection.fields) != 1:
+        return None
+    table, name = _TABLE_OF.get(rejection.resource, rejection.resource), rejection.fields[0]
+    if _column(rejection.resource, name) is None:
+        return None  # a query parameter or a field of no table: the words are already right
+    text = rejection.message.removeprefix(f"field {name}: ")
+    if text.endswith(_NO_SCHEMA):
+        text = text.removesuffix(_NO_SCHEMA) + " is not a value this column takes"
+    detail = f"{table}.{text}" if text.startswith(f"{name} ") else f"{table}.{name}: {text}"
     return Rejection(
-        400, "Exception while reading request", detail="The payload is not valid JSON."
+        400,
+        f"Invalid value for {table}.{name}",
+        detail=detail,
+        fields=rejection.fields,
+        resource=rejection.resource,
     )
 
 
