@@ -13,7 +13,10 @@ here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.
   defaults; priority from impact x urgency; an assignee must belong to the assignment group;
   every field change writes `sys_audit`, work notes and comments land in `sys_journal_field`;
   an incident's SLA (`task_sla`) starts on create, pauses On Hold, completes on resolve and
-  breaches past its deadline, brought up to date on each write to the incident;
+  breaches past its deadline, brought up to date on each write to the incident; a value refused
+  in one column names `table.column`;
+- §2.6: a record of a child class is also a row of each served parent class, written with it
+  and derived for every seed before it is loaded (`prepare_seed`);
 - §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer.
 
 The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
