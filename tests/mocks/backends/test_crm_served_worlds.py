@@ -90,12 +90,14 @@ def test_an_access_review_counts_only_the_org_s_own_users(mock: Mock, world: str
         "WHERE PermissionSet.Profile.Name = 'System Administrator'",
     )
     assert admins["totalSize"] == sum(
-        1 for user in seeded(mock, "User") if user["ProfileId"] in _profiles(mock, ADMINISTRATOR)
+        1 for user in seeded(mock, "User") if user["ProfileId"] == _profile(mock, ADMINISTRATOR)
     )
 
 
-def _profiles(mock: Mock, name: str) -> set[str]:
-    return {row["Id"] for row in seeded(mock, "Profile") if row["Name"] == name}
+def _profile(mock: Mock, name: str) -> str:
+    """The seeded profile named `name` (an org has one of each name)."""
+    (found,) = [row["Id"] for row in seeded(mock, "Profile") if row["Name"] == name]
+    return str(found)
 
 
 def test_a_token_caller_acts_as_the_org_s_first_active_administrator(
@@ -108,7 +110,7 @@ def test_a_token_caller_acts_as_the_org_s_first_active_administrator(
     administrator = next(
         user
         for user in seeded(mock, "User")
-        if user["IsActive"] and user["ProfileId"] in _profiles(mock, ADMINISTRATOR)
+        if user["IsActive"] and user["ProfileId"] == _profile(mock, ADMINISTRATOR)
     )
     assert account["CreatedById"] == account["OwnerId"] == administrator["Id"]
     assert {change.resource for change in mock.store.diff(world)} == {"Account"}
@@ -192,11 +194,9 @@ def test_a_permission_set_a_profile_owns_is_not_assigned_to_anyone_else(
     mock: Mock, world: str
 ) -> None:
     api = client(mock, world)
-    standard = _profiles(mock, "Standard User")
-    owned = next(row["Id"] for row in seeded(mock, "PermissionSet") if row["ProfileId"] in standard)
-    administrator = next(
-        row["Id"] for row in seeded(mock, "User") if row["ProfileId"] not in standard
-    )
+    standard = _profile(mock, "Standard User")
+    owned = next(row["Id"] for row in seeded(mock, "PermissionSet") if row["ProfileId"] == standard)
+    administrator = next(row["Id"] for row in seeded(mock, "User") if row["ProfileId"] != standard)
     response = api.post(
         f"{DATA}/sobjects/PermissionSetAssignment/",
         json={"PermissionSetId": owned, "AssigneeId": administrator},

@@ -4,6 +4,8 @@ by the `salesforce` extension with every platform rule holding in it."""
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import as_file, files
 from typing import Any
 
@@ -12,9 +14,11 @@ import pytest
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.backends import builtin_model
+from myna.mocks.backends.crm.corpus import initial_records
+from myna.mocks.backends.crm.instance import ADMIN
 from myna.mocks.backends.crm.objects import STAGES
 from myna.mocks.backends.crm.world import reference_world, seed_files
-from myna.mocks.seed import seed_from_files
+from myna.mocks.seed import read_files, seed_from_files
 from myna.mocks.sqlstore import SqlStore
 
 SHIPPED = files("myna.mocks.backends.crm").joinpath("reference_world")
@@ -170,3 +174,47 @@ def test_a_profile_s_permissions_are_those_of_the_set_it_owns(api: MockClient) -
         profile["Name"]: profile["PermissionsModifyAllData"] for profile in profiles.values()
     }
     assert (granted["System Administrator"], granted["Standard User"]) == (True, False)
+
+
+def shipped_records() -> dict[str, list[dict[str, Any]]]:
+    """The reference world as `myna serve crm` reads it: the shipped seed files."""
+    with as_file(SHIPPED) as directory:
+        loaded = read_files(builtin_model("crm"), directory)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for name, _, record in loaded.records:
+        found.setdefault(name, []).append(dict(record))
+    return found
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        pytest.param(shipped_records, id="reference-world"),
+        pytest.param(initial_records, id="before-the-corpus"),
+    ],
+)
+def test_the_org_has_one_profile_of_each_name_and_every_user_s_profile_exists(
+    seed: Callable[[], Mapping[str, Sequence[Mapping[str, Any]]]],
+) -> None:
+    # An access review looks profiles up by Name and counts who holds each: a second profile
+    # of a standard name (one nobody holds) is an org no live Salesforce org looks like.
+    records = seed()
+    names = Counter(profile["Name"] for profile in records["Profile"])
+    assert [name for name, seen in names.items() if seen > 1] == []
+    assert {"System Administrator", "Standard User", "Read Only"} <= set(names)
+    profiles = {profile["Id"]: profile["Name"] for profile in records["Profile"]}
+    users = sorted(records["User"], key=lambda user: str(user["Id"]))
+    assert [user["Username"] for user in users if user["ProfileId"] not in profiles] == []
+    # The org's first user, who made the System Administrator profile, holds it.
+    assert (users[0]["Username"], profiles[users[0]["ProfileId"]]) == (
+        ADMIN[0],
+        "System Administrator",
+    )
+
+
+def test_an_access_review_finds_one_administrator_profile_held_by_the_administrators(
+    api: MockClient,
+) -> None:
+    (profile,) = records(api, "SELECT Id FROM Profile WHERE Name = 'System Administrator'")
+    holders = records(api, f"SELECT Username FROM User WHERE ProfileId = '{profile['Id']}'")
+    assert sorted(user["Username"] for user in holders) == sorted([ADMIN[0], "admin@acme.example"])

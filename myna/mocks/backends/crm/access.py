@@ -181,19 +181,24 @@ class Access:
 
 
 def provision(org: Org) -> Access:
-    """What the org has before its people: licenses, the standard profiles (the org's first
-    administrator gets System Administrator), the all-internal-users group and the roles."""
+    """What the org has before its people: licenses, the standard profiles, the
+    all-internal-users group and the roles. A standard profile the org already has (System
+    Administrator, which it made with its first user) is that profile, with its license: an org
+    has one profile of each standard name."""
     access = Access()
+    existing = {name: org.find_profile(name) for name, *_ in PROFILES}
+    held = {
+        license_name: org.rows["Profile"][profile_id]["UserLicenseId"]
+        for name, license_name, *_ in PROFILES
+        if (profile_id := existing[name]) is not None
+    }
     for name in LICENSES:
         # User licenses are not an object this org ships: only their ids appear.
-        access.licenses[name] = org.new_id("100")
+        access.licenses[name] = held.get(name) or org.new_id("100")
     for name, license_name, user_type, granted in PROFILES:
-        access.profiles[name] = org.add_profile(
+        access.profiles[name] = existing[name] or org.add_profile(
             name, access.licenses[license_name], user_type, granted
         )
-    org.update(
-        "User", org.admin_id, {"ProfileId": access.profiles["System Administrator"]}, org.admin_id
-    )
     org.add_record(
         "Group",
         {
