@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from myna.errors import MockError
 from myna.mocks.auth import Credentials
 from myna.mocks.router import Match, Router
-from myna.mocks.seed import counters_after, read_files, seeding_order
+from myna.mocks.seed import counters_after, prepared, read_files, seeding_order
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.schemas.records import receipt_id
@@ -134,7 +134,7 @@ def run_conformance(
     # shared PostgreSQL database.
     store = SqlStore(model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_")
     try:
-        ordered = list(_in_seeding_order(model, records))
+        ordered = prepared(model, list(_in_seeding_order(model, records)))
         snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
         mock = Mock(model, store, credentials=replay.credentials)
         # A bearer token the mock issued to `user`, as the recorded client used the one its

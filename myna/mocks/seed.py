@@ -63,6 +63,7 @@ __all__ = [
     "could_be_id",
     "counters_after",
     "generate",
+    "prepared",
     "read_files",
     "seed",
     "seed_from_files",
@@ -149,8 +150,15 @@ def generate(model: ServiceModel, *, seed: int, records: int | Mapping[str, int]
     out: list[tuple[str, str, Record]] = []
     for name in seeding_order(model, [n for n, c in counts.items() if c > 0]):
         out.extend(generator.resource(model.resources[name], counts[name]))
-    prepared = _in_order(model, extensions_for(model).prepare_seed(model, out))
-    return SeedData(prepared, dict(sorted(generator.counters.items())))
+    return SeedData(prepared(model, out), dict(sorted(generator.counters.items())))
+
+
+def prepared(model: ServiceModel, records: SeedRecords) -> SeedRecords:
+    """`records` as the model's service stores them, in seeding order: with the rows its
+    extensions derive from them (ServiceNow keeps a server also as a `cmdb_ci` row). Every way
+    a world is seeded goes through here: generated records, seed files, recorded records
+    (conformance) and episodes' initial worlds."""
+    return _in_order(model, extensions_for(model).prepare_seed(model, records))
 
 
 def _in_order(model: ServiceModel, records: SeedRecords) -> SeedRecords:
@@ -692,7 +700,7 @@ def read_files(model: ServiceModel, directory: Path) -> SeedData:
     ]
     # Checked after the extensions' additions, so a reference to a row they derive (an incident's
     # CI that the files hold only as a server) resolves, and the derived rows are checked too.
-    records = _in_order(model, extensions_for(model).prepare_seed(model, given))
+    records = prepared(model, given)
     known: dict[str, set[str]] = {}
     for name, record_id, _ in records:
         known.setdefault(name, set()).add(record_id)

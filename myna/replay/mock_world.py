@@ -22,6 +22,7 @@ from myna.mocks.calllog import Call
 from myna.mocks.ids import counter_name, needs_counter
 from myna.mocks.query import Query
 from myna.mocks.runtime import ADMIN_PREFIX
+from myna.mocks.seed import prepared
 from myna.mocks.sqlstore import SqlStore
 from myna.mocks.store import Record, RecordChange
 from myna.mocks.tools import Toolbox
@@ -160,7 +161,7 @@ class MockWorlds:
             rows = [stored(record, resource) for record in records]
             triples += [(resource_name, str(row[id_field]), row) for row in rows]
             sequences.update(_sequences(resource, rows))
-        snapshot = self.store.load_base(triples, name, sequences=sequences)
+        snapshot = self.store.load_base(prepared(self.model, triples), name, sequences=sequences)
         self._snapshots[id(environment)] = (environment, snapshot)
         return snapshot
 

@@ -275,3 +275,24 @@ def test_ingest_with_an_unknown_episode_changes_nothing(tmp_path: Path, resolve:
     )
     assert "unknown episodes: typo" in str(result.exception)
     assert path.read_text() == before
+
+
+def test_an_episode_world_is_stored_as_the_back_end_keeps_it() -> None:
+    # An episode names a server only; ServiceNow keeps a server as a cmdb_ci record too, so a
+    # query of cmdb_ci (what an agent looking for "the CI" asks) finds it, and no change is
+    # charged to the agent for the derived row.
+    from myna.mocks.backends import builtin_model
+    from myna.replay.episode import Environment, ModelRef
+    from myna.replay.mock_world import MockWorlds
+
+    server = {"sys_id": "5" * 32, "name": "db-prod-01", "sys_class_name": "cmdb_ci_server"}
+    environment = Environment(
+        model=ModelRef(name="itsm"), initial_world={"cmdb_ci_server": [server]}
+    )
+    world = MockWorlds(builtin_model("itsm")).open(environment)
+    try:
+        listed = world.client.get("/api/now/table/cmdb_ci", params={"sysparm_fields": "name"})
+        assert json.loads(listed.body)["result"] == [{"name": "db-prod-01"}]
+        assert world.changes() == []
+    finally:
+        world.close()
