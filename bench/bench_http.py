@@ -59,13 +59,12 @@ CREATE_BODY = {
 
 
 def serve_myna(port: int, records: int) -> None:
-    import uvicorn
-
+    """The mock as `myna serve` runs it (`server_for`: the bare ASGI callable under uvicorn)."""
     from myna.mocks import Mock
-    from myna.mocks.app import create_app
     from myna.mocks.auth import Credentials
     from myna.mocks.example import servicenow_example
     from myna.mocks.seed import seed
+    from myna.mocks.serve import server_for
     from myna.mocks.sqlstore import SqlStore
 
     model = servicenow_example()
@@ -73,12 +72,15 @@ def serve_myna(port: int, records: int) -> None:
     snapshot = seed(model, store, seed=1, records={"sys_user": 50, "incident": records})
     store.create_world("default", from_snapshot=snapshot)
     mock = Mock(model, store, credentials=Credentials.parse([":".join(USER)]), seed=1)
-    uvicorn.run(create_app(mock), **_uvicorn_settings(port))
+    server_for(mock, port=port).run()
 
 
 def serve_bare(port: int, records: int) -> None:
+    """A FastAPI handler returning the record as a dict, under `myna serve`'s uvicorn settings."""
     import uvicorn
     from fastapi import FastAPI
+
+    from myna.mocks.serve import uvicorn_config
 
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     record = json.loads((OUT / "record.json").read_text())
@@ -91,18 +93,7 @@ def serve_bare(port: int, records: int) -> None:
     async def create_incident(request: Request) -> dict[str, object]:
         return {"result": {**record, **(await request.json())}}
 
-    uvicorn.run(app, **_uvicorn_settings(port))
-
-
-def _uvicorn_settings(port: int) -> dict[str, object]:
-    return {
-        "host": "127.0.0.1",
-        "port": port,
-        "log_level": "warning",
-        "access_log": False,
-        "lifespan": "off",
-        "workers": 1,
-    }
+    uvicorn.Server(uvicorn_config(app, port=port)).run()
 
 
 # -- the driver ----------------------------------------------------------------------------------
@@ -280,8 +271,13 @@ def main() -> None:
                 running(commands[name], urls[name][0], {"Authorization": AUTHORIZATION})
             )
         for name in SERVERS:
-            warm_up = {"duration": 2, "connections": args.connections, "script": None}
-            wrk(urls[name][0], group=groups[name], **warm_up)  # type: ignore[arg-type]
+            wrk(
+                urls[name][0],
+                duration=2,
+                connections=args.connections,
+                script=None,
+                group=groups[name],
+            )
         # Interleaved rounds: a burst of load from elsewhere on the machine hits every server
         # about equally instead of spoiling one of them.
         load = {"duration": args.duration, "connections": args.connections}

@@ -4,6 +4,11 @@ Real SaaS clients (pysnc, simple-salesforce) insist on HTTPS, so `--tls` creates
 certificate authority with trustme, issues a certificate for the host names the server answers
 to, and can write the CA's PEM for clients to trust (`--ca-out`). `serving` runs a server on a
 background thread for tests and benchmarks and stops it on exit.
+
+uvicorn is handed the bare ASGI callable (`MockAsgi`), not the FastAPI app of `create_app`: the
+dispatcher answers every route itself (the service's API, `/openapi.json`, `/worlds/{id}/...` and
+the admin API under `/_myna/admin`), so FastAPI's middleware stack and mount would only add their
+~20 us to every request.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +26,7 @@ import trustme
 import uvicorn
 
 from myna.errors import MockError
-from myna.mocks.app import create_app
+from myna.mocks.app import MockAsgi
 from myna.mocks.runtime import Mock
 
 _LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -60,8 +65,22 @@ def server_for(
     threadpool: bool = False,
     log_level: str = "warning",
 ) -> uvicorn.Server:
-    config = uvicorn.Config(
-        create_app(mock, threadpool=threadpool),
+    app = MockAsgi(mock, threadpool=threadpool)
+    return uvicorn.Server(uvicorn_config(app, host=host, port=port, tls=tls, log_level=log_level))
+
+
+def uvicorn_config(
+    app: Callable[..., Awaitable[None]],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    tls: TlsFiles | None = None,
+    log_level: str = "warning",
+) -> uvicorn.Config:
+    """The uvicorn settings `myna serve` runs with (the HTTP benchmark gives its bare FastAPI
+    handler the same ones)."""
+    return uvicorn.Config(
+        app,
         host=host,
         port=port,
         log_level=log_level,
@@ -70,7 +89,6 @@ def server_for(
         ssl_certfile=str(tls.certfile) if tls else None,
         ssl_keyfile=str(tls.keyfile) if tls else None,
     )
-    return uvicorn.Server(config)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
