@@ -232,10 +232,7 @@ class _Generator:
         return text, text
 
     def _record(self, resource: Resource, rng: random.Random, fake: Faker) -> Record:
-        states = {
-            sm.field: _pick_state(sm, resource.fields.get(sm.field), rng)
-            for sm in resource.state_machines
-        }
+        states = _pick_states(resource, rng)
         required_now, owned_by_states = _state_fields(resource.state_machines, states)
         times = self._timeline(resource, rng, required_now, owned_by_states)
         record: Record = {}
@@ -263,6 +260,13 @@ class _Generator:
                 self._leave_empty(record, spec)
             else:
                 record[name] = self._unique(resource, spec, rng, fake, needed=needed)
+        for sm in resource.state_machines:
+            entry = sm.sets_on_entry.get(states[sm.field])
+            if entry is not None:
+                # What the service writes on entering the state holds in a record that is in it.
+                record.update(
+                    (name, value) for name, value in entry.values.items() if name in resource.fields
+                )
         return record
 
     def _leave_empty(self, record: Record, spec: FieldSpec) -> None:
@@ -404,6 +408,28 @@ def _choices(schema: JsonSchema) -> list[str] | None:
 
 def _millis(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
+
+
+def _pick_states(resource: Resource, rng: random.Random) -> dict[str, str]:
+    """A state for each machine. A machine whose state another machine's state sets on entry
+    (ServiceNow's `incident_state` follows `state`) is not drawn but follows it."""
+    machines = resource.state_machines
+    following = {
+        name
+        for sm in machines
+        for entry in sm.sets_on_entry.values()
+        for name in entry.values
+        if name != sm.field
+    }
+    states: dict[str, str] = {}
+    for sm in sorted(machines, key=lambda sm: sm.field in following):
+        if sm.field not in states:
+            states[sm.field] = _pick_state(sm, resource.fields.get(sm.field), rng)
+        entry = sm.sets_on_entry.get(states[sm.field])
+        for other in machines:
+            if entry is not None and other.field in entry.values and other.field not in states:
+                states[other.field] = str(entry.values[other.field])
+    return states
 
 
 def _pick_state(sm: StateMachine, spec: FieldSpec | None, rng: random.Random) -> str:

@@ -25,6 +25,7 @@ from myna.mocks.seed import SeedData, generate, read_files, seed, seed_from_file
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import (
     Conventions,
+    EntryValues,
     FieldSpec,
     IdFormat,
     Reference,
@@ -338,6 +339,41 @@ def test_in_a_cycle_a_reference_a_create_must_send_is_filled_before_an_optional_
     data = generate(model, seed=1, records=5)
     assert all(record["group"] for record in records_of(data, "a_member"))
     assert check_backend(model) == []
+
+
+def test_a_generated_record_in_a_state_holds_what_entering_it_sets() -> None:
+    # An opportunity's stage sets its probability and flags; a mirrored status follows its
+    # state instead of being drawn on its own.
+    stages = StateMachine(
+        field="stage",
+        states=["open", "won"],
+        sets_on_entry={
+            "open": EntryValues(values={"probability": 10, "closed": False, "mirror": "open"}),
+            "won": EntryValues(values={"probability": 100, "closed": True, "mirror": "won"}),
+        },
+    )
+    mirror = StateMachine(field="mirror", states=["open", "won"])
+    deal = Resource(
+        name="deal",
+        id_field="id",
+        id_format=IdFormat(kind="hex32"),
+        fields={
+            "id": text("id"),
+            "stage": text("stage", enum=["open", "won"]),
+            "mirror": text("mirror", enum=["open", "won"]),
+            "probability": FieldSpec(name="probability", schema={"type": "number"}),
+            "closed": FieldSpec(name="closed", schema={"type": "boolean"}),
+        },
+        state_machines=[mirror, stages],
+    )
+    deals = records_of(
+        generate(ServiceModel(name="m", resources={"deal": deal}), seed=3, records=30), "deal"
+    )
+    assert {deal["stage"] for deal in deals} == {"open", "won"}
+    for record in deals:
+        won = record["stage"] == "won"
+        expected = (record["stage"], 100 if won else 10, won)
+        assert (record["mirror"], record["probability"], record["closed"]) == expected
 
 
 HEX32 = IdFormat(kind="hex32", pattern="^[0-9a-f]{32}$")

@@ -270,6 +270,17 @@ def test_what_entering_an_incident_state_sets_is_the_model_s_to_change() -> None
     assert (resolved["incident_state"], resolved["description"]) == ("6", note)
 
 
+def test_a_closed_change_is_inactive_because_the_model_says_so(api: MockClient) -> None:
+    def closing_keeps_it_active(model: ServiceModel) -> None:
+        entries = machine(model, "change_request", "state").sets_on_entry
+        entries["4"] = EntryValues(values={}, evidence=Evidence(pinned=True))
+
+    for client, active in ((api, "false"), (edited_api(closing_keeps_it_active), "true")):
+        change = create(client, "change_request", short_description="Retire the old VPN")
+        canceled = client.patch(f"{TABLE}/change_request/{change['sys_id']}", json={"state": "4"})
+        assert (result(canceled)["state"], result(canceled)["active"]) == ("4", active)
+
+
 @pytest.mark.parametrize(("state", "label"), [("4", "Closed Incomplete"), ("7", "Closed Skipped")])
 def test_a_catalog_request_and_its_item_close_incomplete_or_skipped(
     api: MockClient, state: str, label: str

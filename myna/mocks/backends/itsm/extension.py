@@ -96,9 +96,6 @@ ATTACHMENT_CONTENT: Final = "sys_attachment_doc"
 _UNAUDITED: Final = frozenset({"sys_updated_on", "sys_updated_by", "sys_mod_count"})
 _SYSTEM_TABLES: Final = frozenset({"sys_audit", "sys_journal_field", ATTACHMENT})
 _TOKEN_LIFETIME: Final = 1799
-# Values that entering a state writes and no column kind implies: closing a task deactivates it,
-# asking a change for authorization requests its approval.
-_ENTRY_VALUES: Final = {"active": "false", "approval": "requested"}
 # The normal change model: the states past Authorize need an approved change.
 _AUTHORIZE: Final = "-3"
 _DECIDED: Final = {"approved": "-2", "rejected": "-5"}
@@ -513,24 +510,24 @@ def _state_entry(call: WriteCall, resource: str) -> None:
 
 
 def _closing(call: WriteCall, resource: str) -> None:
-    """Entering a closing state (`instance.CLOSED_STATES`) deactivates a task and stamps who
-    closed it and when, whichever table's state model the task follows."""
+    """Entering a closing state (`instance.CLOSED_STATES`) stamps who closed the task and when,
+    whichever table's state model it follows (that it is inactive then is a model fact)."""
     state = _text(call.after.get("state"))
     if state not in CLOSED_STATES.get(resource, ()):
         return
     if call.before is not None and _text(call.before.get("state")) == state:
         return
     fields = call.resource.resource.fields
-    for name in ("active", "closed_at", "closed_by"):
+    for name in ("closed_at", "closed_by"):
         value = _entry_value(call, resource, name)
         if name in fields and value is not None:
             call.after[name] = value
 
 
 def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
-    """What entering a state writes into `name`, by the column's kind; None: nothing known."""
-    if name in _ENTRY_VALUES:
-        return _ENTRY_VALUES[name]
+    """What entering a state stamps into `name`, by the column's kind (when, and who); None:
+    nothing to stamp. Constant values a state sets (a closed task is inactive, a change in
+    Authorize has its approval requested) are model facts, `sets_on_entry` in overlay.yaml."""
     column = _column(resource, name)
     if column is None:
         return None
