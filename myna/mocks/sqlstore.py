@@ -26,12 +26,14 @@ URL handling and DDL): the request path must stay within tens of microseconds.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -71,6 +73,7 @@ class _Layer:
     sequences: dict[str, int]
     created_at: float
     parsed: dict[str, dict[str, Record]] = field(default_factory=dict)
+    # (resource, unique field) -> value -> ids, over this layer's own rows
     unique_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     visible: dict[str, list[tuple[str, Record]]] = field(default_factory=dict)
     visible_records: dict[str, list[Record]] = field(default_factory=dict)
@@ -136,17 +139,48 @@ class _Layer:
                 if parsed is not None:
                     yield record_id, parsed
 
-    def ids_with(self, resource: str, field_name: str, key: str) -> set[str]:
-        """Ids of visible records whose unique field `field_name` has value `key`."""
+    def ids_with(self, resource: str, field_name: str, key: str) -> AbstractSet[str]:
+        """Ids of visible records whose unique field `field_name` has value `key`: the parent's
+        that this layer does not rewrite or delete, and this layer's own. Only a layer's own
+        rows are indexed, so a snapshot of a few writes on a large root costs a few records."""
         index = self.unique_index.get((resource, field_name))
         if index is None:
-            index = {}
-            for record_id, record in self.items(resource):
-                value = _unique_key(record.get(field_name))
-                if value is not None:
-                    index.setdefault(value, set()).add(record_id)
-            self.unique_index[(resource, field_name)] = index
-        return index.get(key, set())
+            index = self.unique_index[(resource, field_name)] = self._own_index(
+                resource, field_name
+            )
+        own = index.get(key, _NO_IDS)
+        if self.parent is None:
+            return own
+        inherited = {
+            record_id
+            for record_id in self.parent.ids_with(resource, field_name, key)
+            if not self.has_row(resource, record_id)
+        }
+        return inherited | own if inherited else own
+
+    def _own_index(self, resource: str, field_name: str) -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for record_id, text in self.rows.get(resource, {}).items():
+            if text is None:
+                continue
+            record = self._parsed(resource, record_id)
+            value = _unique_key(record.get(field_name)) if record is not None else None
+            if value is not None:
+                index.setdefault(value, set()).add(record_id)
+        return index
+
+
+_NO_IDS: AbstractSet[str] = frozenset()
+
+
+def _unique_keys(fields: tuple[str, ...], record: Record) -> list[tuple[str, str]]:
+    """The record's values of unique fields, as `uniques` keys (empty values hold none)."""
+    keys = []
+    for name in fields:
+        key = _unique_key(record.get(name))
+        if key is not None:
+            keys.append((name, key))
+    return keys
 
 
 def _unique_key(value: Any) -> str | None:
@@ -248,17 +282,25 @@ class _Statements:
             "VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (world, resource, record_id) DO UPDATE SET data = excluded.data"
         )
+        # An insert: written over no row or a tombstone only (`rowcount` 0: the id is taken).
+        self.overlay_insert = sql(
+            f"INSERT INTO {p}overlay (world, resource, record_id, ord, data) "
+            "VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (world, resource, record_id) DO UPDATE SET data = excluded.data "
+            f"WHERE {p}overlay.data IS NULL"
+        )
         self.overlay_clear = sql(f"DELETE FROM {p}overlay WHERE world = ?")
-        self.unique_find = sql(
+        self.unique_holder = sql(
             f"SELECT record_id FROM {p}uniques "
-            "WHERE world = ? AND resource = ? AND field = ? AND value = ? AND record_id <> ?"
+            "WHERE world = ? AND resource = ? AND field = ? AND value = ?"
         )
         self.unique_drop = sql(
             f"DELETE FROM {p}uniques WHERE world = ? AND resource = ? AND record_id = ?"
         )
-        self.unique_add = sql(
+        # Checked through `rowcount`: RETURNING costs SQLite a second pass over the row.
+        self.unique_claim = sql(
             f"INSERT INTO {p}uniques (world, resource, field, value, record_id) "
-            "VALUES (?, ?, ?, ?, ?)"
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
         )
         self.unique_clear = sql(f"DELETE FROM {p}uniques WHERE world = ?")
         self.sequence_next = sql(
@@ -399,11 +441,11 @@ class SqlTransaction:
         return self._world
 
     def get(self, resource: str, record_id: str) -> Record | None:
-        text = self._visible_text(resource, record_id)
+        text = self._visible(resource, record_id)[0]
         return None if text is None else _loads(text)
 
     def exists(self, resource: str, record_id: str) -> bool:
-        return self._visible_text(resource, record_id) is not None
+        return self._visible(resource, record_id)[0] is not None
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
         records, total = evaluate(
@@ -436,24 +478,25 @@ class SqlTransaction:
         return dict(cursor.fetchall())
 
     def insert(self, resource: str, record_id: str, record: Record) -> None:
-        if self._visible_text(resource, record_id) is not None:
-            raise ConflictError(
-                f"a record with id {record_id!r} already exists",
-                world=self._world,
-                resource=resource,
-                record_id=record_id,
-            )
-        self._check_unique(resource, record_id, record)
-        self._put(resource, record_id, record)
+        base = self._base()
+        if base is not None and base.raw(resource, record_id) is not None:
+            # The base holds the id: only this world's tombstone frees it.
+            if self._visible(resource, record_id)[0] is not None:
+                raise self._taken(resource, record_id)
+            self._put(resource, record_id, record)
+        else:
+            self._put(resource, record_id, record, fresh=True)
+        self._claim_unique(resource, record_id, record, None)
 
     def update(self, resource: str, record_id: str, record: Record) -> None:
-        self._require(resource, record_id)
-        self._check_unique(resource, record_id, record)
+        text, overlaid = self._require(resource, record_id)
+        self._claim_unique(resource, record_id, record, text if overlaid else None)
         self._put(resource, record_id, record)
 
     def delete(self, resource: str, record_id: str) -> None:
-        self._require(resource, record_id)
-        if self._store._unique_fields(resource):
+        _, overlaid = self._require(resource, record_id)
+        if overlaid and self._store._unique_fields(resource):
+            # Only the world's own writes hold rows in `uniques`.
             self._cursor.execute(self._store._sql.unique_drop, (self._world, resource, record_id))
         self._put(resource, record_id, None)
 
@@ -466,20 +509,33 @@ class SqlTransaction:
         row = self._cursor.fetchone()
         return int(row[0])
 
-    def _require(self, resource: str, record_id: str) -> None:
-        if self._visible_text(resource, record_id) is None:
+    def _require(self, resource: str, record_id: str) -> tuple[str, bool]:
+        text, overlaid = self._visible(resource, record_id)
+        if text is None:
             raise NotFoundError(
                 f"no record with id {record_id!r}",
                 world=self._world,
                 resource=resource,
                 record_id=record_id,
             )
+        return text, overlaid
+
+    def _taken(self, resource: str, record_id: str) -> ConflictError:
+        return ConflictError(
+            f"a record with id {record_id!r} already exists",
+            world=self._world,
+            resource=resource,
+            record_id=record_id,
+        )
 
     def _mark_written(self) -> None:
         """On the first write, draw a new write token: a snapshot a fork remembered no longer
         holds this world's state."""
         if not self._written:
-            self._cursor.execute(self._store._sql.new_write_token, (uuid.uuid4().hex, self._world))
+            # Only its difference from the last token matters: 128 random bits, without uuid4's
+            # formatting (a microsecond a write).
+            token = os.urandom(16).hex()
+            self._cursor.execute(self._store._sql.new_write_token, (token, self._world))
             self._written = True
 
     def base_snapshot(self) -> str | None:
@@ -492,16 +548,16 @@ class SqlTransaction:
             self._loaded = True
         return self._base_layer
 
-    def _visible_text(self, resource: str, record_id: str) -> str | None:
+    def _visible(self, resource: str, record_id: str) -> tuple[str | None, bool]:
         """The record's JSON as this world sees it: its own row if it has one (None for a
-        tombstone), else the base snapshot's."""
+        tombstone), else the base snapshot's; and whether the row is the world's own."""
         cursor = self._cursor
         sql = self._store._sql
         if self._loaded:
             cursor.execute(sql.overlay_get, (self._world, resource, record_id))
             row = cursor.fetchone()
             if row is not None:
-                return None if row[0] is None else str(row[0])
+                return (None if row[0] is None else str(row[0])), True
         else:
             cursor.execute(sql.world_get, (resource, record_id, self._world))
             row = cursor.fetchone()
@@ -511,41 +567,43 @@ class SqlTransaction:
             self._base_layer = None if base_id is None else self._store._layer(cursor, base_id)
             self._loaded = True
             if overlaid is not None:
-                return None if data is None else str(data)
+                return (None if data is None else str(data)), True
         base = self._base_layer
-        return None if base is None else base.raw(resource, record_id)
+        return (None if base is None else base.raw(resource, record_id)), False
 
     def _overridden(self, resource: str, record_id: str) -> bool:
         cursor = self._cursor
         cursor.execute(self._store._sql.overlay_get, (self._world, resource, record_id))
         return cursor.fetchone() is not None
 
-    def _check_unique(self, resource: str, record_id: str, record: Record) -> None:
+    def _claim_unique(
+        self, resource: str, record_id: str, record: Record, previous: str | None
+    ) -> None:
+        """Refuse a value of a unique field another visible record holds, and hold the record's
+        values in `uniques`. `previous` is the record's text when it is the world's own row
+        (its values already hold rows there)."""
         fields = self._store._unique_fields(resource)
         if not fields:
             return
+        keys = _unique_keys(fields, record)
         sql = self._store._sql
         cursor = self._cursor
-        keys: list[tuple[str, str]] = []
-        for name in fields:
-            key = _unique_key(record.get(name))
-            if key is None:
-                continue
-            keys.append((name, key))
-            base = self._base()
-            taken_in_base = base.ids_with(resource, name, key) if base is not None else set()
-            clash = next(
-                (
-                    other
-                    for other in sorted(taken_in_base - {record_id})
-                    if not self._overridden(resource, other)
-                ),
-                None,
-            )
+        if previous is not None:
+            if keys == _unique_keys(fields, _loads(previous)):
+                return  # the same values: its rows stand, and no one else can hold them
+            cursor.execute(sql.unique_drop, (self._world, resource, record_id))
+        for name, key in keys:
+            clash = self._base_clash(resource, name, key, record_id)
             if clash is None:
-                cursor.execute(sql.unique_find, (self._world, resource, name, key, record_id))
-                row = cursor.fetchone()
-                clash = None if row is None else str(row[0])
+                # The primary key refuses a value another record of the world holds, also one
+                # a concurrent writer holds; only then is the holder looked up, to name it.
+                cursor.execute(sql.unique_claim, (self._world, resource, name, key, record_id))
+                if cursor.rowcount == 0:
+                    cursor.execute(sql.unique_holder, (self._world, resource, name, key))
+                    holder = cursor.fetchone()
+                    if holder is None:  # a concurrent writer held it, and let go since
+                        raise _collision(f"value {key!r} of {name} in {resource}")
+                    clash = str(holder[0])
             if clash is not None:
                 raise ConflictError(
                     f"value {key!r} is already used by record {clash!r}",
@@ -554,9 +612,23 @@ class SqlTransaction:
                     record_id=record_id,
                     field=name,
                 )
-        cursor.execute(sql.unique_drop, (self._world, resource, record_id))
-        for name, key in keys:
-            cursor.execute(sql.unique_add, (self._world, resource, name, key, record_id))
+
+    def _base_clash(self, resource: str, name: str, key: str, record_id: str) -> str | None:
+        """A record of the base holding `key` that this world has not rewritten or deleted."""
+        base = self._base()
+        if base is None:
+            return None
+        taken = base.ids_with(resource, name, key)
+        if not taken or (len(taken) == 1 and record_id in taken):
+            return None
+        return next(
+            (
+                other
+                for other in sorted(taken - {record_id})
+                if not self._overridden(resource, other)
+            ),
+            None,
+        )
 
     def _walk(self, resource: str, record_id: str) -> Record | None:
         key = (resource, record_id)
@@ -564,14 +636,22 @@ class SqlTransaction:
             self._walked[key] = self.get(resource, record_id)
         return self._walked[key]
 
-    def _put(self, resource: str, record_id: str, record: Record | None) -> None:
+    def _put(
+        self, resource: str, record_id: str, record: Record | None, *, fresh: bool = False
+    ) -> None:
+        """Write the world's row of a record (None: a tombstone). `fresh`: only over no row or
+        a tombstone, else `ConflictError` (an insert's id check in the same statement)."""
         self._walked.clear()
         self._mark_written()
         data = None if record is None else _dumps(record)
-        self._cursor.execute(
-            self._store._sql.overlay_put,
+        sql = self._store._sql
+        cursor = self._cursor
+        cursor.execute(
+            sql.overlay_insert if fresh else sql.overlay_put,
             (self._world, resource, record_id, time.time_ns(), data),
         )
+        if fresh and cursor.rowcount == 0:
+            raise self._taken(resource, record_id)
 
 
 def _merged(
@@ -648,6 +728,8 @@ class SqlStore:
             cursor.close()
         self._lock = threading.RLock()
         self._layers: dict[str, _Layer] = {}
+        # Unique indexes `load_base` built for roots this process has not loaded as layers yet.
+        self._root_indexes: dict[str, dict[tuple[str, str], dict[str, set[str]]]] = {}
         self._layers_lock = threading.Lock()
         paramstyle = self._engine.dialect.paramstyle
         self._sql = _Statements(prefix, paramstyle, postgres=not self._sqlite)
@@ -829,6 +911,18 @@ class SqlStore:
                 self._sql.snapshot_sequence_add,
                 [(name, counter, int(value)) for counter, value in (sequences or {}).items()],
             )
+        # The unique values were just checked: kept for the layer, the first write in a world
+        # on it need not parse every record of the root to index them.
+        indexes = {
+            (resource, field_name): {
+                key: {record_id}
+                for key, record_id in unique_seen.get((resource, field_name), {}).items()
+            }
+            for resource in seen
+            for field_name in self._unique_fields(resource)
+        }
+        with self._layers_lock:
+            self._root_indexes[name] = indexes
         return name
 
     def snapshot_exists(self, snapshot: str) -> bool:
@@ -861,6 +955,7 @@ class SqlStore:
                 cursor.execute(statement, (snapshot,))
         with self._layers_lock:
             self._layers.pop(snapshot, None)
+            self._root_indexes.pop(snapshot, None)
 
     # -- diff ----------------------------------------------------------------------------------
 
@@ -988,6 +1083,7 @@ class SqlStore:
         sequences = {name: int(value) for name, value in cursor.fetchall()}
         layer = _Layer(snapshot_id, parent, rows, sequences, float(created))
         with self._layers_lock:
+            layer.unique_index.update(self._root_indexes.pop(snapshot_id, {}))
             return self._layers.setdefault(snapshot_id, layer)
 
 
@@ -1084,7 +1180,7 @@ class _TransactionScope:
         self._scope.__exit__(kind, error, tb)
 
 
-def _collision(error: BaseException) -> ConflictError:
+def _collision(error: BaseException | str) -> ConflictError:
     return ConflictError(f"the write collides with a concurrent one: {error}".splitlines()[0])
 
 

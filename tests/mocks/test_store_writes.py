@@ -1,0 +1,133 @@
+"""SqlStore writes checked in the statement that writes them: ids a world wrote itself, unique
+values held by the world's own records, by the records of a snapshot layered on a root, and by a
+concurrent transaction; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from myna.mocks.sqlstore import SqlStore
+from myna.mocks.store import ConflictError
+from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
+
+MODEL = ServiceModel(
+    name="desk",
+    resources={
+        "incident": Resource(
+            name="incident",
+            id_field="sys_id",
+            id_format=IdFormat(kind="hex32"),
+            unique=["number"],
+            fields={"number": FieldSpec(name="number")},
+        ),
+    },
+)
+BASE = [("incident", "a", {"number": "INC001"}), ("incident", "b", {"number": "INC002"})]
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[SqlStore]:
+    store = SqlStore(MODEL, store_url)
+    store.load_base(BASE, "base")
+    store.create_world("w", from_snapshot="base")
+    yield store
+    store.close()
+
+
+def numbers(store: SqlStore, world: str) -> dict[str, str]:
+    with store.transaction(world) as tx:
+        return {record_id: record["number"] for record_id, record in tx.all("incident")}
+
+
+def test_an_id_the_world_wrote_is_taken_until_the_world_deletes_it(store: SqlStore) -> None:
+    with store.transaction("w") as tx:
+        tx.insert("incident", "c", {"number": "INC003"})
+    with pytest.raises(ConflictError, match="'c' already exists"), store.transaction("w") as tx:
+        tx.insert("incident", "c", {"number": "INC004"})
+    assert numbers(store, "w")["c"] == "INC003"
+
+    with store.transaction("w") as tx:
+        tx.delete("incident", "c")
+        tx.insert("incident", "c", {"number": "INC005"})
+    assert numbers(store, "w")["c"] == "INC005"
+
+
+def test_a_kept_value_stays_held_and_a_changed_one_is_given_up(store: SqlStore) -> None:
+    with store.transaction("w") as tx:
+        tx.insert("incident", "c", {"number": "INC003"})
+    with store.transaction("w") as tx:
+        tx.update("incident", "c", {"number": "INC003", "note": "kept"})
+    with pytest.raises(ConflictError, match="used by record 'c'"), store.transaction("w") as tx:
+        tx.insert("incident", "d", {"number": "INC003"})
+
+    with store.transaction("w") as tx:
+        tx.update("incident", "c", {"number": "INC009"})
+        tx.insert("incident", "d", {"number": "INC003"})
+    with pytest.raises(ConflictError, match="used by record 'c'"), store.transaction("w") as tx:
+        tx.update("incident", "a", {"number": "INC009"})
+    assert numbers(store, "w") == {"a": "INC001", "b": "INC002", "c": "INC009", "d": "INC003"}
+
+
+def test_a_fork_of_a_world_with_writes_holds_the_base_values_and_the_writes(
+    store: SqlStore,
+) -> None:
+    with store.transaction("w") as tx:
+        tx.update("incident", "a", {"number": "INC100"})
+        tx.delete("incident", "b")
+        tx.insert("incident", "c", {"number": "INC003"})
+    store.fork_world("w", "f")  # layers the writes on the base as a snapshot
+
+    for taken, holder in (("INC100", "a"), ("INC003", "c")):
+        with (
+            pytest.raises(ConflictError, match=f"used by record '{holder}'"),
+            store.transaction("f") as tx,
+        ):
+            tx.insert("incident", "x", {"number": taken})
+    with store.transaction("f") as tx:
+        tx.insert("incident", "x", {"number": "INC001"})  # given up by a
+        tx.insert("incident", "y", {"number": "INC002"})  # deleted with b
+    with pytest.raises(ConflictError, match="used by record 'a'"), store.transaction("w") as tx:
+        tx.insert("incident", "x", {"number": "INC100"})
+
+
+def test_a_second_store_on_the_database_refuses_the_same_values(
+    store: SqlStore, store_url: str
+) -> None:
+    other = SqlStore(MODEL, store_url)
+    try:
+        for each in (store, other):
+            with (
+                pytest.raises(ConflictError, match="used by record 'b'"),
+                each.transaction("w") as tx,
+            ):
+                tx.insert("incident", "z", {"number": "INC002"})
+    finally:
+        other.close()
+
+
+def test_a_value_a_concurrent_transaction_claimed_is_refused_once_it_commits(
+    store: SqlStore,
+) -> None:
+    refused: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            with store.transaction("w") as tx:
+                tx.insert("incident", "late", {"number": "INC007"})
+        except ConflictError as error:
+            refused.append(error)
+
+    with store.transaction("w") as tx:
+        tx.insert("incident", "early", {"number": "INC007"})
+        # The second writer waits for this transaction (the store's lock on SQLite, the row's
+        # lock on PostgreSQL) or starts after it: either way it finds the value held.
+        racer = threading.Thread(target=second)
+        racer.start()
+    racer.join(timeout=30)
+
+    assert len(refused) == 1
+    assert "used by record 'early'" in str(refused[0])
+    assert "late" not in numbers(store, "w")
