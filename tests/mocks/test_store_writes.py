@@ -11,20 +11,8 @@ import pytest
 
 from myna.mocks.sqlstore import SqlStore
 from myna.mocks.store import ConflictError
-from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
+from tests.mocks.test_store import MODEL  # incidents with a unique number
 
-MODEL = ServiceModel(
-    name="desk",
-    resources={
-        "incident": Resource(
-            name="incident",
-            id_field="sys_id",
-            id_format=IdFormat(kind="hex32"),
-            unique=["number"],
-            fields={"number": FieldSpec(name="number")},
-        ),
-    },
-)
 BASE = [("incident", "a", {"number": "INC001"}), ("incident", "b", {"number": "INC002"})]
 
 
