@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from myna.mocks.contract import ResourceContract
@@ -28,6 +28,19 @@ class RecordRenderer:
     links: Mapping[str, tuple[str, str]]  # field -> (item path before id, after id)
     attributes_type: str | None
     item_path: tuple[str, str] | None
+    # Every answer renders a whole record, so each field's link and whether the model declares it
+    # are looked up once here, and the names a record may hold beyond them are known up front.
+    plan: tuple[tuple[str, tuple[str, str] | None, bool], ...] = field(init=False)
+    known: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        declared = self.contract.resource.fields
+        plan = tuple((name, self.links.get(name), name in declared) for name in self.field_names)
+        known = {*self.field_names, *declared}
+        if self.attributes_type is not None:
+            known.add("attributes")
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "known", frozenset(known))
 
     def render(
         self, record: Mapping[str, Any], base_url: str, fields: tuple[str, ...] | None = None
@@ -37,13 +50,42 @@ class RecordRenderer:
             record_id = record.get(self.contract.resource.id_field)
             url = f"{self.item_path[0]}{record_id}{self.item_path[1]}" if self.item_path else ""
             out["attributes"] = {"type": self.attributes_type, "url": url}
-        names: tuple[str, ...] | Any = fields if fields is not None else self.field_names
+        if fields is not None:
+            return self._render_fields(record, base_url, fields, out)
+        as_strings = self.as_strings
+        for name, link, declared in self.plan:
+            value = record.get(name, _MISSING)
+            if value is _MISSING:
+                if not (as_strings and declared):
+                    continue
+                value = None
+            if link is not None and value is not None and value != "":
+                out[name] = {"link": f"{base_url}{link[0]}{value}{link[1]}", "value": str(value)}
+            elif as_strings and type(value) is not str:
+                out[name] = to_string(value)
+            else:
+                out[name] = value
+        if not self.known.issuperset(record):
+            # Values the model does not declare (an extension's): after the declared ones.
+            for name, value in record.items():
+                if name not in self.known:
+                    out[name] = to_string(value) if as_strings else value
+        return out
+
+    def _render_fields(
+        self,
+        record: Mapping[str, Any],
+        base_url: str,
+        fields: tuple[str, ...],
+        out: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Only the fields a client asked for (`sysparm_fields`), in its order."""
         as_strings = self.as_strings
         links = self.links
-        for name in names:
+        for name in fields:
             if name in record:
                 value = record[name]
-            elif as_strings and (name in self.contract.resource.fields or fields is not None):
+            elif as_strings:
                 value = None
             else:
                 continue
@@ -54,11 +96,10 @@ class RecordRenderer:
                 out[name] = to_string(value)
             else:
                 out[name] = value
-        if fields is None:
-            for name, value in record.items():
-                if name not in out and name not in self.contract.resource.fields:
-                    out[name] = to_string(value) if as_strings else value
         return out
+
+
+_MISSING: Any = object()
 
 
 def to_string(value: Any) -> Any:
