@@ -119,3 +119,27 @@ def test_a_value_a_concurrent_transaction_claimed_is_refused_once_it_commits(
     assert len(refused) == 1
     assert "used by record 'early'" in str(refused[0])
     assert "late" not in numbers(store, "w")
+
+
+def test_the_in_memory_store_outgrows_its_page_cache_and_still_rolls_back() -> None:
+    store = SqlStore(MODEL, "sqlite://")
+    note = "x" * 2000
+    try:
+        # ~8 MB of records: well past SQLite's 2 MB page cache, which spills to its own file.
+        store.load_base(
+            (("incident", f"r{i}", {"number": f"N{i}", "note": note}) for i in range(4000)),
+            "big",
+        )
+        store.create_world("w", from_snapshot="big")
+        with store.transaction("w") as tx:
+            for i in range(4000):
+                tx.insert("incident", f"n{i}", {"number": f"M{i}", "note": note})
+        with pytest.raises(ConflictError), store.transaction("w") as tx:
+            tx.insert("incident", "late", {"number": "M1"})
+        held = numbers(store, "w")
+        assert len(held) == 8000
+        assert "late" not in held
+        assert held["r3999"] == "N3999"
+        assert held["n3999"] == "M3999"
+    finally:
+        store.close()
