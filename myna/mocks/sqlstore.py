@@ -308,6 +308,17 @@ class _Statements:
             f"ON CONFLICT (world, name) DO UPDATE SET value = {p}world_sequences.value + 1 "
             "RETURNING value"
         )
+        self.sequence_get = sql(
+            f"SELECT value FROM {p}world_sequences WHERE world = ? AND name = ?"
+        )
+        self.world_sequence_get = sql(
+            f"SELECT w.base_snapshot, s.value FROM {p}worlds w "
+            f"LEFT JOIN {p}world_sequences s ON s.world = w.id AND s.name = ? WHERE w.id = ?"
+        )
+        self.sequence_set = sql(
+            f"INSERT INTO {p}world_sequences (world, name, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (world, name) DO UPDATE SET value = excluded.value"
+        )
         self.sequences_of_world = sql(f"SELECT name, value FROM {p}world_sequences WHERE world = ?")
         self.sequences_clear = sql(f"DELETE FROM {p}world_sequences WHERE world = ?")
         self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
@@ -501,13 +512,34 @@ class SqlTransaction:
         self._put(resource, record_id, None)
 
     def next_sequence(self, name: str, start: int) -> int:
-        base = self._base()
-        inherited = base.sequences.get(name) if base is not None else None
-        first = start if inherited is None else max(start, inherited + 1)
+        store = self._store
+        sql = store._sql
+        cursor = self._cursor
+        if not store._sqlite:
+            base = self._base()
+            self._mark_written()
+            first = _first_value(base, name, start)
+            cursor.execute(sql.sequence_next, (self._world, name, first))
+            return int(cursor.fetchone()[0])
+        # SQLite: this transaction is the database's only writer (BEGIN IMMEDIATE), so the
+        # counter is read, then written, in two plain statements; RETURNING would cost more than
+        # the read. The first counter of a transaction is read with the world row.
+        if self._loaded:
+            cursor.execute(sql.sequence_get, (self._world, name))
+            row = cursor.fetchone()
+            current = None if row is None else row[0]
+        else:
+            cursor.execute(sql.world_sequence_get, (name, self._world))
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFoundError("no such world", world=self._world)
+            base_id, current = row
+            self._base_layer = None if base_id is None else store._layer(cursor, base_id)
+            self._loaded = True
         self._mark_written()
-        self._cursor.execute(self._store._sql.sequence_next, (self._world, name, first))
-        row = self._cursor.fetchone()
-        return int(row[0])
+        value = _first_value(self._base_layer, name, start) if current is None else current + 1
+        cursor.execute(sql.sequence_set, (self._world, name, value))
+        return int(value)
 
     def _require(self, resource: str, record_id: str) -> tuple[str, bool]:
         text, overlaid = self._visible(resource, record_id)
@@ -652,6 +684,12 @@ class SqlTransaction:
         )
         if fresh and cursor.rowcount == 0:
             raise self._taken(resource, record_id)
+
+
+def _first_value(base: _Layer | None, name: str, start: int) -> int:
+    """A counter's first value in a world: `start`, or past the value its base snapshot left."""
+    inherited = base.sequences.get(name) if base is not None else None
+    return start if inherited is None else max(start, inherited + 1)
 
 
 def _merged(
