@@ -434,6 +434,8 @@ class SqlTransaction:
     that is not there and `ConflictError` for a taken id or unique value.
     """
 
+    __slots__ = ("_base_layer", "_cursor", "_loaded", "_store", "_walked", "_world", "_written")
+
     def __init__(self, store: SqlStore, cursor: Any, world: str) -> None:
         self._store = store
         self._cursor = cursor
@@ -1163,7 +1165,7 @@ class _Scope:
                         "finish the transaction first",
                         url=store.url,
                     )
-                cursor = store._sqlite_connection.cursor()
+                cursor = store._sqlite_driver.cursor()
                 try:
                     cursor.execute("BEGIN IMMEDIATE")
                 except BaseException:
@@ -1211,22 +1213,17 @@ class _Scope:
             raise _collision(error) from error
 
 
-class _TransactionScope:
+class _TransactionScope(_Scope):
     """`SqlStore.transaction`: a translated `_Scope` handing out a `SqlTransaction`."""
 
-    __slots__ = ("_scope", "_world")
+    __slots__ = ("_world",)
 
     def __init__(self, store: SqlStore, world: str) -> None:
-        self._scope = _Scope(store, translate=True)
+        super().__init__(store, translate=True)
         self._world = world
 
     def __enter__(self) -> SqlTransaction:
-        return SqlTransaction(self._scope._store, self._scope.__enter__(), self._world)
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: Any
-    ) -> None:
-        self._scope.__exit__(kind, error, tb)
+        return SqlTransaction(self._store, super().__enter__(), self._world)
 
 
 def _collision(error: BaseException | str) -> ConflictError:
