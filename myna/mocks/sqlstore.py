@@ -678,8 +678,11 @@ class SqlTransaction:
         self._walked.clear()
         self._mark_written()
         data = None if record is None else _dumps(record)
-        sql = self._store._sql
+        store = self._store
+        sql = store._sql
         cursor = self._cursor
+        if data is not None:
+            store._grown += len(data)
         cursor.execute(
             sql.overlay_insert if fresh else sql.overlay_put,
             (self._world, resource, record_id, time.time_ns(), data),
@@ -743,16 +746,18 @@ class SqlStore:
         sa_url = sa.make_url(url)
         self._sqlite = sa_url.get_backend_name() == "sqlite"
         in_memory = self._sqlite and sa_url.database in (None, "", ":memory:")
+        # Bytes of records written since the in-memory database's size was last looked at.
+        self._grown = 0
+        self._memdb = in_memory
         if in_memory:
             # Not SQLite's `:memory:`: it keeps every page on the dirty list it walks at each
             # commit, so a commit costs time in proportion to the database (a create took 25%
-            # longer after 150,000 creates, and kept growing). A private temporary database
-            # (the empty name) lives in SQLite's page cache and spills to an unlinked
-            # temporary file beyond it; its commits cost the same at any size. Its rollback
-            # journal stays in memory, as `:memory:`'s does.
-            self._engine = sa.create_engine(
-                "sqlite://", poolclass=StaticPool, creator=_private_temporary_database
-            )
+            # longer after 150,000 creates, and kept growing). The memdb VFS keeps the pages in
+            # one buffer and commits at the same cost at any size, but holds at most 1 GiB:
+            # past `_MEMDB_SPILL_BYTES` the store moves to a private temporary database, which
+            # SQLite keeps in its page cache and spills to an unlinked temporary file (a few
+            # microseconds more a write, no limit). Both keep the rollback journal in memory.
+            self._engine = _single_connection_engine(_memdb_connection())
         elif self._sqlite:
             # One connection, serialised by a lock: SQLite has one writer anyway.
             self._engine = sa.create_engine(
@@ -799,6 +804,25 @@ class SqlStore:
         """`_cursor`, with database constraint violations raised as `ConflictError` (a race
         another writer won)."""
         return _Scope(self, translate=True)
+
+    def _outgrow_memory(self) -> None:
+        """Move an in-memory database that nears the memdb limit to a private temporary one
+        (under the lock, between transactions)."""
+        self._grown = 0
+        if not self._memdb:
+            return
+        pages = self._sqlite_driver.execute("PRAGMA page_count").fetchone()[0]
+        page_size = self._sqlite_driver.execute("PRAGMA page_size").fetchone()[0]
+        if pages * page_size < _MEMDB_SPILL_BYTES:
+            return
+        target = _private_temporary_database()
+        self._sqlite_driver.backup(target)
+        in_memory = self._engine
+        self._engine = _single_connection_engine(target)
+        self._sqlite_connection = self._engine.raw_connection()
+        self._sqlite_driver = target
+        self._memdb = False
+        in_memory.dispose()
 
     def close(self) -> None:
         """Release the database connections."""
@@ -952,7 +976,9 @@ class SqlStore:
                             field=field_name,
                         )
                     owners[key] = record_id
-                batch.append((name, resource, record_id, position, _dumps(record)))
+                text = _dumps(record)
+                self._grown += len(text)
+                batch.append((name, resource, record_id, position, text))
                 if len(batch) >= _BATCH:
                     self._sql.insert_all(cursor, self._sql.layer_add, batch)
                     batch.clear()
@@ -1104,6 +1130,7 @@ class SqlStore:
         cursor.execute(self._sql.sequences_of_world, (world,))
         sequences.update({name: int(value) for name, value in cursor.fetchall()})
         self._claim_snapshot(cursor, snapshot_id, None if root is None else root.id)
+        self._grown += sum(len(text) for _, text in kept if text is not None)
         self._sql.insert_all(
             cursor,
             self._sql.layer_add,
@@ -1192,9 +1219,13 @@ class _Scope:
         try:
             if store._sqlite:
                 try:
-                    self._cursor.execute("COMMIT" if kind is None else "ROLLBACK")
+                    try:
+                        self._cursor.execute("COMMIT" if kind is None else "ROLLBACK")
+                    finally:
+                        self._cursor.close()
+                    if kind is None and store._grown > _GROWTH_CHECK_BYTES:
+                        store._outgrow_memory()
                 finally:
-                    self._cursor.close()
                     store._lock.release()
             else:
                 try:
@@ -1209,6 +1240,12 @@ class _Scope:
             if kind is not None or not self._translate:
                 raise
             raise _collision(failed) from failed
+        if store._memdb and isinstance(error, sqlite3.OperationalError) and "full" in str(error):
+            raise MockError(
+                "the in-memory store is full (SQLite holds at most 1 GiB in memory and one "
+                "transaction wrote past it): use a database file (sqlite:///path.db) or PostgreSQL",
+                url=store.url,
+            ) from error
         if self._translate and error is not None and isinstance(error, store._integrity_errors):
             raise _collision(error) from error
 
@@ -1230,10 +1267,29 @@ def _collision(error: BaseException | str) -> ConflictError:
     return ConflictError(f"the write collides with a concurrent one: {error}".splitlines()[0])
 
 
+# The in-memory store moves off the memdb VFS (1 GiB at most) once it holds this much; its size
+# is looked at after every transaction that brought the records written since to this much.
+_MEMDB_SPILL_BYTES = 512 << 20
+_GROWTH_CHECK_BYTES = 16 << 20
+
+
+def _memdb_connection() -> sqlite3.Connection:
+    """A database in memory, private to its connection (no leading slash in the name)."""
+    connection = sqlite3.connect(
+        "file:myna?vfs=memdb", uri=True, check_same_thread=False, isolation_level=None
+    )
+    connection.execute("PRAGMA journal_mode=MEMORY")
+    return connection
+
+
 def _private_temporary_database() -> sqlite3.Connection:
     connection = sqlite3.connect("", check_same_thread=False, isolation_level=None)
     connection.execute("PRAGMA journal_mode=MEMORY")
     return connection
+
+
+def _single_connection_engine(connection: sqlite3.Connection) -> sa.Engine:
+    return sa.create_engine("sqlite://", poolclass=StaticPool, creator=lambda: connection)
 
 
 def _relax_durability(dbapi_connection: Any, _record: Any) -> None:
