@@ -295,7 +295,8 @@ class _Statements:
             "WHERE world = ? AND resource = ? AND field = ? AND value = ?"
         )
         self.unique_drop = sql(
-            f"DELETE FROM {p}uniques WHERE world = ? AND resource = ? AND record_id = ?"
+            f"DELETE FROM {p}uniques "
+            "WHERE world = ? AND resource = ? AND field = ? AND value = ? AND record_id = ?"
         )
         # Checked through `rowcount`: RETURNING costs SQLite a second pass over the row.
         self.unique_claim = sql(
@@ -415,7 +416,9 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
     )
     # The overlay's live values of unique fields; the primary key makes two concurrent writers of
     # one value in one world collide in the database even when both passed the check in Python.
-    uniques = sa.Table(
+    # A record's rows are dropped by their keys (the values its stored text holds), so there is
+    # no index by record: it cost every claim a second B-tree insert.
+    sa.Table(
         f"{prefix}uniques",
         metadata,
         sa.Column("world", key, primary_key=True),
@@ -424,7 +427,6 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         sa.Column("value", sa.Text, primary_key=True),
         sa.Column("record_id", key, nullable=False),
     )
-    sa.Index(f"{prefix}uniques_by_record", uniques.c.world, uniques.c.resource, uniques.c.record_id)
 
 
 class SqlTransaction:
@@ -507,10 +509,11 @@ class SqlTransaction:
         self._put(resource, record_id, record)
 
     def delete(self, resource: str, record_id: str) -> None:
-        _, overlaid = self._require(resource, record_id)
-        if overlaid and self._store._unique_fields(resource):
+        text, overlaid = self._require(resource, record_id)
+        fields = self._store._unique_fields(resource)
+        if overlaid and fields:
             # Only the world's own writes hold rows in `uniques`.
-            self._cursor.execute(self._store._sql.unique_drop, (self._world, resource, record_id))
+            self._drop_unique(resource, record_id, _unique_keys(fields, _loads(text)))
         self._put(resource, record_id, None)
 
     def next_sequence(self, name: str, start: int) -> int:
@@ -623,9 +626,10 @@ class SqlTransaction:
         sql = self._store._sql
         cursor = self._cursor
         if previous is not None:
-            if keys == _unique_keys(fields, _loads(previous)):
+            held = _unique_keys(fields, _loads(previous))
+            if keys == held:
                 return  # the same values: its rows stand, and no one else can hold them
-            cursor.execute(sql.unique_drop, (self._world, resource, record_id))
+            self._drop_unique(resource, record_id, held)
         for name, key in keys:
             clash = self._base_clash(resource, name, key, record_id)
             if clash is None:
@@ -646,6 +650,12 @@ class SqlTransaction:
                     record_id=record_id,
                     field=name,
                 )
+
+    def _drop_unique(self, resource: str, record_id: str, held: Sequence[tuple[str, str]]) -> None:
+        for name, key in held:
+            self._cursor.execute(
+                self._store._sql.unique_drop, (self._world, resource, name, key, record_id)
+            )
 
     def _base_clash(self, resource: str, name: str, key: str, record_id: str) -> str | None:
         """A record of the base holding `key` that this world has not rewritten or deleted."""

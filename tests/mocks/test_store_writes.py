@@ -41,7 +41,12 @@ def test_an_id_the_world_wrote_is_taken_until_the_world_deletes_it(store: SqlSto
     with store.transaction("w") as tx:
         tx.delete("incident", "c")
         tx.insert("incident", "c", {"number": "INC005"})
-    assert numbers(store, "w")["c"] == "INC005"
+        tx.insert("incident", "d", {"number": "INC003"})  # given up with the deleted c
+    assert (numbers(store, "w")["c"], numbers(store, "w")["d"]) == ("INC005", "INC003")
+    with store.transaction("w") as tx:
+        tx.delete("incident", "d")
+    with store.transaction("w") as tx:
+        tx.insert("incident", "e", {"number": "INC003"})
 
 
 def test_a_kept_value_stays_held_and_a_changed_one_is_given_up(store: SqlStore) -> None:
