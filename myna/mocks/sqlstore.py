@@ -233,8 +233,14 @@ class _Statements:
         self.overlay_get = sql(
             f"SELECT data FROM {p}overlay WHERE world = ? AND resource = ? AND record_id = ?"
         )
+        # A transaction reads whether a fork remembered a snapshot of the world with its row
+        # (SQLite forgets it on the first write, only when there is one).
+        self.world_state = sql(
+            f"SELECT base_snapshot, fork_snapshot IS NOT NULL FROM {p}worlds WHERE id = ?"
+        )
         self.world_get = sql(
-            f"SELECT w.base_snapshot, o.record_id, o.data FROM {p}worlds w "
+            f"SELECT w.base_snapshot, w.fork_snapshot IS NOT NULL, o.record_id, o.data "
+            f"FROM {p}worlds w "
             f"LEFT JOIN {p}overlay o "
             "ON o.world = w.id AND o.resource = ? AND o.record_id = ? WHERE w.id = ?"
         )
@@ -257,6 +263,10 @@ class _Statements:
         )
         self.remember_fork = sql(
             f"UPDATE {p}worlds SET fork_snapshot = ? WHERE id = ? AND write_token = ?"
+        )
+        self.remember_fork_alone = sql(f"UPDATE {p}worlds SET fork_snapshot = ? WHERE id = ?")
+        self.forget_fork = sql(
+            f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE id = ? AND fork_snapshot IS NOT NULL"
         )
         self.new_write_token = sql(
             f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ?"
@@ -313,7 +323,7 @@ class _Statements:
             f"SELECT value FROM {p}world_sequences WHERE world = ? AND name = ?"
         )
         self.world_sequence_get = sql(
-            f"SELECT w.base_snapshot, s.value FROM {p}worlds w "
+            f"SELECT w.base_snapshot, w.fork_snapshot IS NOT NULL, s.value FROM {p}worlds w "
             f"LEFT JOIN {p}world_sequences s ON s.world = w.id AND s.name = ? WHERE w.id = ?"
         )
         self.sequence_set = sql(
@@ -436,7 +446,16 @@ class SqlTransaction:
     that is not there and `ConflictError` for a taken id or unique value.
     """
 
-    __slots__ = ("_base_layer", "_cursor", "_loaded", "_store", "_walked", "_world", "_written")
+    __slots__ = (
+        "_base_layer",
+        "_cursor",
+        "_loaded",
+        "_remembered",
+        "_store",
+        "_walked",
+        "_world",
+        "_written",
+    )
 
     def __init__(self, store: SqlStore, cursor: Any, world: str) -> None:
         self._store = store
@@ -447,6 +466,8 @@ class SqlTransaction:
         self._loaded = False
         self._base_layer: _Layer | None = None
         self._written = False
+        # Whether a fork remembered a snapshot of the world (read with the world row).
+        self._remembered = True
         # Records reached by dot-walking during this transaction's list calls; cleared by every
         # write so a walk never sees a stale target.
         self._walked: dict[tuple[str, str], Record | None] = {}
@@ -538,9 +559,8 @@ class SqlTransaction:
             row = cursor.fetchone()
             if row is None:
                 raise NotFoundError("no such world", world=self._world)
-            base_id, current = row
-            self._base_layer = None if base_id is None else store._layer(cursor, base_id)
-            self._loaded = True
+            base_id, remembered, current = row
+            self._load(base_id, remembered)
         self._mark_written()
         value = _first_value(self._base_layer, name, start) if current is None else current + 1
         cursor.execute(sql.sequence_set, (self._world, name, value))
@@ -566,14 +586,25 @@ class SqlTransaction:
         )
 
     def _mark_written(self) -> None:
-        """On the first write, draw a new write token: a snapshot a fork remembered no longer
-        holds this world's state."""
-        if not self._written:
-            # Only its difference from the last token matters: 128 random bits, without uuid4's
-            # formatting (a microsecond a write).
+        """On the first write, forget the snapshot a fork remembered of this world: it no longer
+        holds the world's state. On SQLite the fork that froze and remembered it was the only
+        writer meanwhile, so clearing it is enough (when there is one); on PostgreSQL a fork
+        may be freezing the world right now, so every writer draws a new write token, under
+        which that fork remembers nothing."""
+        if self._written:
+            return
+        self._written = True
+        store = self._store
+        if not store._sqlite:
             token = os.urandom(16).hex()
-            self._cursor.execute(self._store._sql.new_write_token, (token, self._world))
-            self._written = True
+            self._cursor.execute(store._sql.new_write_token, (token, self._world))
+        elif self._remembered:
+            self._cursor.execute(store._sql.forget_fork, (self._world,))
+
+    def _load(self, base_id: str | None, remembered: Any) -> None:
+        self._base_layer = None if base_id is None else self._store._layer(self._cursor, base_id)
+        self._remembered = bool(remembered)
+        self._loaded = True
 
     def base_snapshot(self) -> str | None:
         base = self._base()
@@ -581,8 +612,12 @@ class SqlTransaction:
 
     def _base(self) -> _Layer | None:
         if not self._loaded:
-            self._base_layer = self._store._world_base(self._cursor, self._world)
-            self._loaded = True
+            cursor = self._cursor
+            cursor.execute(self._store._sql.world_state, (self._world,))
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFoundError("no such world", world=self._world)
+            self._load(*row)
         return self._base_layer
 
     def _visible(self, resource: str, record_id: str) -> tuple[str | None, bool]:
@@ -600,9 +635,8 @@ class SqlTransaction:
             row = cursor.fetchone()
             if row is None:
                 raise NotFoundError("no such world", world=self._world)
-            base_id, overlaid, data = row
-            self._base_layer = None if base_id is None else self._store._layer(cursor, base_id)
-            self._loaded = True
+            base_id, remembered, overlaid, data = row
+            self._load(base_id, remembered)
             if overlaid is not None:
                 return (None if data is None else str(data)), True
         base = self._base_layer
@@ -1105,8 +1139,12 @@ class SqlStore:
             return str(remembered)
         base = None if base_id is None else self._layer(cursor, base_id)
         snapshot_id = self._snapshot(cursor, world, base, uuid.uuid4().hex)
-        # Under a token a concurrent writer has replaced, nothing is remembered.
-        cursor.execute(self._sql.remember_fork, (snapshot_id, world, token))
+        if self._sqlite:
+            # This transaction is the only writer: no one wrote since the state was read.
+            cursor.execute(self._sql.remember_fork_alone, (snapshot_id, world))
+        else:
+            # Under a token a concurrent writer has replaced, nothing is remembered.
+            cursor.execute(self._sql.remember_fork, (snapshot_id, world, token))
         return snapshot_id
 
     def _clear(self, cursor: Any, world: str) -> None:
