@@ -526,11 +526,13 @@ class SqlTransaction:
 
     def update(self, resource: str, record_id: str, record: Record) -> None:
         text, overlaid = self._require(resource, record_id)
+        self._mark_written()
         self._claim_unique(resource, record_id, record, text if overlaid else None)
         self._put(resource, record_id, record)
 
     def delete(self, resource: str, record_id: str) -> None:
         text, overlaid = self._require(resource, record_id)
+        self._mark_written()
         fields = self._store._unique_fields(resource)
         if overlaid and fields:
             # Only the world's own writes hold rows in `uniques`.
@@ -595,6 +597,8 @@ class SqlTransaction:
             return
         self._written = True
         store = self._store
+        if store._private and not store._sqlite_driver.in_transaction:
+            self._cursor.execute("BEGIN IMMEDIATE")
         if not store._sqlite:
             token = os.urandom(16).hex()
             self._cursor.execute(store._sql.new_write_token, (token, self._world))
@@ -793,6 +797,10 @@ class SqlStore:
         # Bytes of records written since the in-memory database's size was last looked at.
         self._grown = 0
         self._memdb = in_memory
+        # The database has one connection, this store's (in memory, or the temporary database
+        # it moves to); `_open` while a transaction on it is open.
+        self._private = in_memory
+        self._open = False
         if in_memory:
             # Not SQLite's `:memory:`: it keeps every page on the dirty list it walks at each
             # commit, so a commit costs time in proportion to the database (a create took 25%
@@ -1219,11 +1227,13 @@ class _Scope:
     A class rather than a generator-based context manager: every request opens one, and three
     nested `contextmanager`s cost more than the SQL of a read."""
 
-    __slots__ = ("_connection", "_cursor", "_store", "_translate")
+    __slots__ = ("_connection", "_cursor", "_lazy", "_store", "_translate")
 
-    def __init__(self, store: SqlStore, *, translate: bool) -> None:
+    def __init__(self, store: SqlStore, *, translate: bool, lazy: bool = False) -> None:
         self._store = store
         self._translate = translate
+        # Lazy: the transaction begins with its first write (`SqlTransaction._mark_written`).
+        self._lazy = lazy
         self._connection: Any = None
         self._cursor: Any = None
 
@@ -1233,7 +1243,7 @@ class _Scope:
             # One connection, serialised by the store's lock.
             store._lock.acquire()
             try:
-                if store._sqlite_driver.in_transaction:
+                if store._open:
                     # Only this thread can hold the lock: a store call inside a transaction.
                     raise MockError(
                         "a store call was made inside an open transaction of the same thread; "
@@ -1242,13 +1252,15 @@ class _Scope:
                     )
                 cursor = store._sqlite_driver.cursor()
                 try:
-                    cursor.execute("BEGIN IMMEDIATE")
+                    if not self._lazy:
+                        cursor.execute("BEGIN IMMEDIATE")
                 except BaseException:
                     cursor.close()
                     raise
             except BaseException:
                 store._lock.release()
                 raise
+            store._open = True
             self._cursor = cursor
             return cursor
         connection = store._engine.raw_connection()
@@ -1268,9 +1280,11 @@ class _Scope:
             if store._sqlite:
                 try:
                     try:
-                        self._cursor.execute("COMMIT" if kind is None else "ROLLBACK")
+                        if store._sqlite_driver.in_transaction:  # a lazy one may not have begun
+                            self._cursor.execute("COMMIT" if kind is None else "ROLLBACK")
                     finally:
                         self._cursor.close()
+                        store._open = False
                     if kind is None and store._grown > _GROWTH_CHECK_BYTES:
                         store._outgrow_memory()
                 finally:
@@ -1304,7 +1318,10 @@ class _TransactionScope(_Scope):
     __slots__ = ("_world",)
 
     def __init__(self, store: SqlStore, world: str) -> None:
-        super().__init__(store, translate=True)
+        # The private in-memory database has one connection, used under the store's lock: no
+        # one can write between a read and the BEGIN before this transaction's first write, so
+        # a request that only reads (a GET) runs without BEGIN and COMMIT.
+        super().__init__(store, translate=True, lazy=store._private)
         self._world = world
 
     def __enter__(self) -> SqlTransaction:

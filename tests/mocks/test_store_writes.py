@@ -153,3 +153,28 @@ def test_the_in_memory_store_keeps_working_once_it_moves_out_of_memory(
         assert (held["r999"], held["n999"]) == ("N999", "M999")
     finally:
         store.close()
+
+
+def test_an_in_memory_transaction_that_reads_first_still_rolls_back_whole() -> None:
+    # The in-memory store begins a transaction at its first write; what it read before stays
+    # what it writes against, and a refusal undoes every write.
+    store = SqlStore(MODEL, "sqlite://")
+    try:
+        store.load_base(BASE, "base")
+        store.create_world("w", from_snapshot="base")
+
+        def request() -> None:
+            with store.transaction("w") as tx:
+                assert tx.get("incident", "a") == {"number": "INC001"}
+                tx.update("incident", "a", {"number": "INC009"})
+                tx.next_sequence("incident.number", 1)
+                tx.insert("incident", "c", {"number": "INC002"})  # b holds it
+
+        with pytest.raises(ConflictError):
+            request()
+        with store.transaction("w") as tx:
+            assert tx.get("incident", "a") == {"number": "INC001"}
+            assert tx.next_sequence("incident.number", 1) == 1
+        assert store.diff("w") == []
+    finally:
+        store.close()
