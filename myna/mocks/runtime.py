@@ -98,6 +98,15 @@ class Mock:
             name: renderer_for(contract, model) for name, contract in self.resources.items()
         }
         self.operations = operations
+        # Each resource's fields with a default, in field order (every create fills them in).
+        self._defaults: dict[str, tuple[tuple[str, Any], ...]] = {
+            name: tuple(
+                (field_name, field.default)
+                for field_name, field in contract.resource.fields.items()
+                if field.has_default
+            )
+            for name, contract in self.resources.items()
+        }
         self.router: Router[OperationContract] = Router()
         for contract in operations:
             self.router.add(contract.operation.method, contract.operation.path, contract)
@@ -372,22 +381,25 @@ class Mock:
         resource = _resource_of(contract)
         sent = self._body(contract, resource, request)
         spec = resource.resource
-        record: Record = {}
-        for name, field in spec.fields.items():
-            if field.has_default and name not in sent:
-                record[name] = field.default
+        record: Record = {
+            name: default for name, default in self._defaults[spec.name] if name not in sent
+        }
         record.update(sent)
         for machine in resource.state_machines:
             if _empty(record.get(machine.field)) and machine.initial:
                 record[machine.field] = machine.initial[0]
         _enter_states(resource, None, record, sent)
         record_id = self._fill_server_fields(resource, record, tx, principal)
-        write = WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
-        if self.extensions.writes:
+        write = (
+            WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
+            if self.extensions.writes
+            else None
+        )
+        if write is not None:
             self.extensions.before_write(write)
         self._enforce(contract, resource, None, record, sent, tx)
         tx.insert(spec.name, record_id, record)
-        if self.extensions.writes:
+        if write is not None:
             self.extensions.after_write(write)
         return self._item(contract, resource, record, request, None, tx)
 
@@ -595,9 +607,7 @@ class Mock:
             or name in resource.refused_on_write
         }
         defaults = {
-            name: field.default
-            for name, field in spec.fields.items()
-            if field.has_default and name not in sent
+            name: default for name, default in self._defaults[spec.name] if name not in sent
         }
         return {**defaults, **kept, **sent}
 
