@@ -15,6 +15,7 @@ from myna.schemas.model import ServiceModel
 from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces import read_many
 from myna.traces.model import Body, Exchange, Session
+from tests.schemas.traffic import schemas_naming
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "har"
 
@@ -190,21 +191,6 @@ ITENTIAL = CORPUS.parent / "servicenow_responses" / "itential"
 ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "mocks" / "backends" / "itsm"
 
 
-def _properties_named(document: Any, key: str) -> list[str]:
-    """Where in a document a schema lists `key` among its properties."""
-    found: list[str] = []
-    stack: list[tuple[Any, str]] = [(document, "")]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            if key in (node.get("properties") or {}):
-                found.append(where)
-            stack.extend((value, f"{where}/{name}") for name, value in node.items())
-        elif isinstance(node, list):
-            stack.extend((value, f"{where}[{index}]") for index, value in enumerate(node))
-    return found
-
-
 @pytest.fixture(scope="module")
 def change_management() -> ServiceModel:
     """ServiceNow's Change Management API, which answers every field as a display-value pair
@@ -243,7 +229,7 @@ def test_change_requests_answered_in_pairs_are_learned_as_their_values(
 ) -> None:
     [change] = change_management.resources.values()
 
-    assert _properties_named(to_openapi(change_management), "display_value") == []
+    assert schemas_naming(to_openapi(change_management), "display_value") == []
     assert change.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"
     assert (change.id_field, change.id_format.kind) == ("sys_id", "hex32")
     # One kind of change in every answer: its value, not its label, and no enum (one value
@@ -275,7 +261,7 @@ def test_the_itsm_corpus_read_in_display_values_leaves_plain_incident_fields(
     }
     references = {name for name, spec in incident.fields.items() if spec.reference is not None}
 
-    assert _properties_named(to_openapi(itsm), "display_value") == []
+    assert schemas_naming(to_openapi(itsm), "display_value") == []
     assert objects <= references
     assert incident.fields["short_description"].schema_ == {"type": "string"}
     assert incident.fields["sys_id"].schema_["pattern"] == "^(?:[0-9a-f]{32})$"

@@ -14,7 +14,15 @@ from myna.schemas import learn
 from myna.schemas.model import Evidence, FieldSpec, IdFormat, Resource, ServiceModel
 from myna.schemas.openapi import dumps, loads, to_openapi
 from myna.traces.model import Message, Session, ToolCall
-from tests.schemas.traffic import HEX, SN, exchange, incident, servicenow_lifecycle, session
+from tests.schemas.traffic import (
+    HEX,
+    SN,
+    exchange,
+    incident,
+    schemas_naming,
+    servicenow_lifecycle,
+    session,
+)
 
 
 @pytest.fixture(scope="module")
@@ -764,21 +772,6 @@ def test_plain_and_display_value_records_share_one_state_machine() -> None:
 # --- views, acknowledgements and nested lists ---------------------------------------------
 
 
-def _schemas_naming(document: Any, key: str) -> list[str]:
-    """Where in a document some schema lists `key` among its properties."""
-    found: list[str] = []
-    stack: list[tuple[Any, str]] = [(document, "")]
-    while stack:
-        node, where = stack.pop()
-        if isinstance(node, dict):
-            if key in (node.get("properties") or {}):
-                found.append(where)
-            stack.extend((value, f"{where}/{name}") for name, value in node.items())
-        elif isinstance(node, list):
-            stack.extend((value, f"{where}[{index}]") for index, value in enumerate(node))
-    return found
-
-
 def _shown(index: int, code: str, label: str) -> dict[str, Any]:
     """An incident as `sysparm_display_value=all` answers it."""
     plain = incident(index, code)
@@ -822,7 +815,7 @@ def shown() -> ServiceModel:
 def test_display_values_are_views_of_the_values(shown: ServiceModel) -> None:
     incident = shown.resources["incident"]
 
-    assert _schemas_naming(to_openapi(shown), "display_value") == []
+    assert schemas_naming(to_openapi(shown), "display_value") == []
     assert set(incident.fields["state"].enum_frequencies or ()) == {"1", "2", "6"}
     assert set(incident.fields["priority"].enum_frequencies or ()) == {"3"}
     assert incident.fields["short_description"].schema_ == {"type": "string"}

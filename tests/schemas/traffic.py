@@ -162,3 +162,18 @@ def servicenow_lifecycle() -> list[Session]:
         )
     )
     return sessions
+
+
+def schemas_naming(document: Any, key: str) -> list[str]:
+    """Where in a document some schema lists `key` among its properties."""
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            if key in (node.get("properties") or {}):
+                found.append(where)
+            stack.extend((value, f"{where}/{name}") for name, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{where}[{index}]") for index, value in enumerate(node))
+    return found

@@ -78,13 +78,18 @@ class Backend:
         """Learn the model again from the shipped corpus into the pinned overlay."""
         from myna.schemas.learn import learn
         from myna.schemas.openapi import loads
-        from myna.traces.reading import read
 
         overlay_file = self.resource(self.overlay)
         overlay = loads(overlay_file.read_text(encoding="utf-8"), source=str(overlay_file))
-        with as_file(self.resource(self.corpus)) as corpus:
-            (model,) = learn(read(corpus), service=self.name, update=overlay)
+        (model,) = learn(self.corpus_sessions(), service=self.name, update=overlay)
         return model
+
+    def corpus_sessions(self) -> list[Session]:
+        """The shipped corpus, read whole."""
+        from myna.traces.reading import read
+
+        with as_file(self.resource(self.corpus)) as corpus:
+            return list(read(corpus))
 
 
 BACKENDS: dict[str, Backend] = {}

@@ -5,33 +5,27 @@ org's administrator, the mock answers the recorded calls as the reference org di
 from __future__ import annotations
 
 import json
-from importlib.resources import as_file, files
 from pathlib import Path
 
 import pytest
 
-from myna.mocks.backends import builtin_model, write_seed_files
+from myna.mocks.backends import BACKENDS, builtin_model
 from myna.mocks.backends.crm.corpus import ADMINISTRATOR, PEOPLE, initial_records
 from myna.mocks.backends.crm.instance import ADMIN
 from myna.mocks.conformance import run_conformance
 from myna.traces.model import Session
-from myna.traces.reading import read_many
-
-OWN_CORPUS = files("myna.mocks.backends.crm").joinpath("corpus.jsonl")
+from tests.mocks.backends.seeds import initial_seed_dir
 
 
 @pytest.fixture(scope="module")
 def corpus_sessions() -> list[Session]:
-    with as_file(OWN_CORPUS) as path:
-        return list(read_many([path]))
+    return BACKENDS["crm"].corpus_sessions()
 
 
 @pytest.fixture(scope="module")
 def initial_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reference org before the corpus ran, as seed files."""
-    directory = tmp_path_factory.mktemp("initial-seed")
-    write_seed_files(initial_records(), directory)
-    return directory
+    return initial_seed_dir(tmp_path_factory, initial_records)
 
 
 def _rows(directory: Path, name: str) -> list[dict[str, object]]:

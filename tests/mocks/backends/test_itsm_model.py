@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from importlib.resources import as_file, files
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from myna.errors import MockError
-from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend, write_seed_files
+from myna.mocks.backends import BACKENDS, Backend, builtin_model, register_backend
 from myna.mocks.backends.itsm.corpus import initial_records
 from myna.mocks.backends.itsm.instance import ADMIN
 from myna.mocks.backends.itsm.tables import TABLES
@@ -26,6 +26,7 @@ from myna.schemas.model import FieldSpec, ServiceModel
 from myna.schemas.openapi import dumps
 from myna.traces.model import Body, Exchange, Session
 from myna.traces.reading import read_many
+from tests.mocks.backends.seeds import initial_seed_dir
 
 CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
 HAR = CORPUS / "har" / "jupiterone_graph-servicenow"
@@ -261,21 +262,16 @@ def test_the_shipped_back_end_answers_the_real_recordings_as_recorded() -> None:
 
 # -- the back end replays its own corpus ---------------------------------------------------------
 
-OWN_CORPUS = files("myna.mocks.backends.itsm").joinpath("corpus.jsonl")
-
 
 @pytest.fixture(scope="module")
 def corpus_sessions() -> list[Session]:
-    with as_file(OWN_CORPUS) as path:
-        return list(read_many([path]))
+    return BACKENDS["itsm"].corpus_sessions()
 
 
 @pytest.fixture(scope="module")
 def initial_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The reference instance before the corpus ran, as seed files."""
-    directory = tmp_path_factory.mktemp("initial-seed")
-    write_seed_files(initial_records(), directory)
-    return directory
+    return initial_seed_dir(tmp_path_factory, initial_records)
 
 
 def test_the_initial_seed_is_the_instance_before_its_first_call(initial_seed: Path) -> None:
