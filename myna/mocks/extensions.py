@@ -9,7 +9,9 @@ hooks the runtime calls at fixed points, and a model lists the extensions it wan
 The hooks, in the order a request meets them:
 
 - `aliases`: path prefixes that name the same resources (`/api/now/v2/table/` is `/api/now/table/`);
-- `routes`: endpoints the model's operations cannot express, tried before the model's own;
+- `routes`: endpoints the model's operations cannot express, tried before the model's own; a
+  route that carries other requests inside its own (a batch) says how they unpack (`unpack`), so
+  whoever judges calls (a verifier's policy) sees each inner request as if it were sent alone;
 - `unrouted`: the service's answer to a path no operation serves (ServiceNow's "Invalid table");
 - `before_write` / `after_write`: on create, update and delete, inside the request's transaction:
   derive fields into `WriteCall.after`, refuse with a `Rejection`, or write side-effect records;
@@ -52,6 +54,7 @@ __all__ = [
     "Route",
     "RouteCall",
     "SeedRecords",
+    "Unpack",
     "WriteCall",
     "extensions_for",
     "register_extension",
@@ -88,6 +91,11 @@ class RouteCall:
         return self.principal
 
 
+Unpack = Callable[[MockRequest], list[MockRequest]]
+"""The requests one request carries inside it, in the order they are served (a batch's inner
+requests, each with the outer request's credential); [] when it carries none it could serve."""
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     method: str
@@ -95,6 +103,7 @@ class Route:
     handler: Callable[[RouteCall], MockResponse]
     authenticated: bool = True
     transactional: bool = True
+    unpack: Unpack | None = None
 
 
 @dataclass(slots=True)
@@ -240,6 +249,14 @@ class Extensions:
             return None
         matched = self.router.match(method, path)
         return matched if isinstance(matched, Match) else None
+
+    def unpack(self, request: MockRequest) -> list[MockRequest]:
+        """The requests `request` carries inside it (one level: an inner request may carry more),
+        with their paths as sent; [] for a request no route unpacks, or one it would refuse."""
+        matched = self.route(request.method.upper(), self.alias(request.path))
+        if matched is None or matched.target.unpack is None:
+            return []
+        return matched.target.unpack(request)
 
     def unrouted(self, mock: Mock, request: MockRequest, path: str) -> Rejection | None:
         for hook in self._unrouted:

@@ -16,10 +16,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from myna.errors import ReplayError
 from myna.mocks import Mock, MockClient
 from myna.mocks.calllog import Call
+from myna.mocks.extensions import extensions_for
 from myna.mocks.ids import counter_name, needs_counter
+from myna.mocks.messages import MockRequest
 from myna.mocks.query import Query
 from myna.mocks.runtime import ADMIN_PREFIX
 from myna.mocks.seed import prepared
@@ -189,7 +193,28 @@ class ToolboxTranslator:
 
 
 def routes_for(model: ServiceModel) -> Routes:
-    return Routes.from_model(model, admin_prefixes=(ADMIN_PREFIX, "/_myna"))
+    """The model's routes, with the paths and nested requests its extensions accept."""
+    extensions = extensions_for(model)
+
+    def unpack(request: HttpRequest) -> list[HttpRequest]:
+        body = b"" if request.body is None else orjson.dumps(request.body)
+        outer = MockRequest(request.method, request.path, list(request.params.items()), {}, body)
+        return [_http_request(inner) for inner in extensions.unpack(outer)]
+
+    return Routes.from_model(
+        model,
+        admin_prefixes=(ADMIN_PREFIX, "/_myna"),
+        canonical=extensions.alias,
+        unpack=unpack,
+    )
+
+
+def _http_request(request: MockRequest) -> HttpRequest:
+    try:
+        body = orjson.loads(request.body) if request.body else None
+    except orjson.JSONDecodeError:
+        body = request.body.decode("utf-8", "replace")
+    return HttpRequest(request.method, request.path, dict(request.query), body)
 
 
 def runner_for(

@@ -10,8 +10,8 @@ raising into the trainer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -31,8 +31,18 @@ from myna.replay.world import HttpRequest, Response, ToolTranslator, World, Worl
 from myna.schemas.model import Operation, ServiceModel
 
 DEFAULT_ADMIN_PREFIXES: tuple[str, ...] = ("/_myna",)
+MAX_NESTING = 4
+"""How deep requests may nest inside requests (a batch in a batch) before the policy refuses the
+call as a whole, since nothing under that depth is looked at."""
 
 _PARAM = re.compile(r"\{[^/{}]+\}")
+
+Unpack = Callable[[HttpRequest], list[HttpRequest]]
+"""The requests one request carries inside it (a batch's), as the service would serve them."""
+
+
+def _as_sent(path: str) -> str:
+    return path
 
 
 def _template_regex(path: str) -> re.Pattern[str]:
@@ -50,14 +60,26 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class Routes:
-    """Which calls are documented operations of the model, and which hit the admin API."""
+    """Which calls are documented operations of the model, and which hit the admin API.
+
+    `canonical` maps a path the service also accepts onto the one its model documents (ServiceNow's
+    `/api/now/v2/table/...`), and `unpack` lists the requests a call carries inside it (a batch's),
+    so a policy judges what each call does, however it was wrapped.
+    """
 
     routes: tuple[Route, ...]
     admin_prefixes: tuple[str, ...] = DEFAULT_ADMIN_PREFIXES
+    canonical: Callable[[str], str] = _as_sent
+    unpack: Unpack | None = None
 
     @classmethod
     def from_model(
-        cls, model: ServiceModel, admin_prefixes: Iterable[str] = DEFAULT_ADMIN_PREFIXES
+        cls,
+        model: ServiceModel,
+        admin_prefixes: Iterable[str] = DEFAULT_ADMIN_PREFIXES,
+        *,
+        canonical: Callable[[str], str] = _as_sent,
+        unpack: Unpack | None = None,
     ) -> Routes:
         routes = [
             Route(
@@ -70,7 +92,7 @@ class Routes:
         ]
         # Literal segments beat parameters: /table/incident/count before /table/incident/{id}.
         routes.sort(key=lambda route: len(route.params))
-        return cls(tuple(routes), tuple(admin_prefixes))
+        return cls(tuple(routes), tuple(admin_prefixes), canonical, unpack)
 
     def match(self, method: str, path: str) -> tuple[Operation, dict[str, str]] | None:
         """The documented operation a call reaches, with its path parameters."""
@@ -87,8 +109,35 @@ class Routes:
     def classify(self, method: str, path: str) -> CallRecord:
         bare = urlsplit(path).path or "/"
         admin = any(bare.startswith(prefix) for prefix in self.admin_prefixes)
+        bare = self.canonical(bare)
         documented = self.match(method, bare) is not None
         return CallRecord(method.upper(), bare, 0, documented=documented, admin=admin)
+
+    def expand(
+        self, method: str, path: str, params: Mapping[str, str] | None = None, body: Any = None
+    ) -> list[CallRecord]:
+        """The call, then every request nested in it (depth first), each as a `CallRecord` the
+        policy can judge; nested ones are marked `nested`."""
+        return self._expand(HttpRequest(method, path, dict(params or {}), body), 0)
+
+    def _expand(self, request: HttpRequest, depth: int) -> list[CallRecord]:
+        shape = self.classify(request.method, request.path)
+        record = CallRecord(
+            shape.method,
+            shape.path,
+            0,
+            request.params,
+            request.body,
+            shape.documented,
+            shape.admin,
+            nested=depth > 0,
+        )
+        inner = self.unpack(request) if self.unpack is not None else []
+        if inner and depth >= MAX_NESTING:
+            # Requests nobody looked at are refused as a whole rather than trusted.
+            hidden = f"{record.path} (requests nested {MAX_NESTING + 1} deep)"
+            return [record, CallRecord(record.method, hidden, 0, documented=False, nested=True)]
+        return [record, *(found for call in inner for found in self._expand(call, depth + 1))]
 
 
 RepercussionKind = Literal["forbidden_call", "crash", "step_limit"]
@@ -192,37 +241,26 @@ class Attempt:
         if self.repercussion is not None:
             # Agents driven by `solve` learn of the end only through their replies.
             return Reply(409, error=f"the attempt has ended: {self.repercussion.detail}")
-        shape = self.runner.routes.classify(method, path)
-        record = CallRecord(
-            shape.method, shape.path, 0, dict(params or {}), body, shape.documented, shape.admin
-        )
+        records = self.runner.routes.expand(method, path, params, body)
         for policy in self.runner.policies:
-            reason = forbidden_reason(policy, record)
-            if reason is not None:
-                # The call is never sent: a forbidden action must not reach the world.
-                self.calls.append(record)
-                self.repercussion = Repercussion("forbidden_call", reason)
-                return Reply(403, error=reason)
+            for record in records:
+                reason = forbidden_reason(policy, record)
+                if reason is not None:
+                    # Never sent: a forbidden action, even one wrapped in a batch, must not
+                    # reach the world.
+                    self.calls += records
+                    self.repercussion = Repercussion("forbidden_call", reason)
+                    return Reply(403, error=reason)
         try:
             sent = self.world.client.request(method, path, json=body, params=params)
             response = Reply(sent.status, _payload(sent))
         # The step function is the declared boundary: a world that crashes ends the attempt
         # with a repercussion rather than taking the trainer down.
         except Exception as crash:
-            self.calls.append(record)
+            self.calls += records
             self.repercussion = Repercussion("crash", f"{type(crash).__name__}: {crash}")
             return Reply(500, error=self.repercussion.detail)
-        self.calls.append(
-            CallRecord(
-                record.method,
-                record.path,
-                response.status,
-                record.params,
-                body,
-                record.documented,
-                record.admin,
-            )
-        )
+        self.calls += [replace(records[0], status=response.status), *records[1:]]
         return response
 
     def tool(self, name: str, arguments: Mapping[str, Any]) -> Reply:

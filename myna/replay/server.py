@@ -32,7 +32,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -78,27 +78,22 @@ class _Attempt:
                 return None
             first = request.path.lstrip("/").partition("/")[0]
             if first in _OUTSIDE_THE_WORLD:
-                self.calls.append(self._record(request, 404))
+                self.calls += self._records(request, 404)
                 return None
             response = self.mock.handle(request)
-            self.calls.append(self._record(request, response.status))
+            self.calls += self._records(request, response.status)
             return response
 
-    def _record(self, request: MockRequest, status: int) -> CallRecord:
-        shape = self.runner.routes.classify(request.method, request.path)
+    def _records(self, request: MockRequest, status: int) -> list[CallRecord]:
+        """The call and the requests nested in it, as the policy will judge them at submit."""
         try:
             body = orjson.loads(request.body) if request.body else None
         except orjson.JSONDecodeError:
             body = None
-        return CallRecord(
-            shape.method,
-            shape.path,
-            status,
-            dict(request.query),
-            body,
-            shape.documented,
-            shape.admin,
+        outer, *nested = self.runner.routes.expand(
+            request.method, request.path, dict(request.query), body
         )
+        return [replace(outer, status=status), *nested]
 
     def submit(self, answer: str | None) -> Result:
         with self.turn:

@@ -155,7 +155,8 @@ class WorldView(Mapping[str, Mapping[str, Record]]):
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """One call the agent made, as the runner saw it."""
+    """One call the agent made, as the runner saw it; `nested` ones were carried inside another
+    call (a batch's inner requests), and their status is the outer call's business."""
 
     method: str
     path: str
@@ -164,6 +165,7 @@ class CallRecord:
     body: Any = None
     documented: bool = True
     admin: bool = False
+    nested: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ import pytest
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
 from myna.mocks.backends import builtin_model
+from myna.mocks.messages import MockRequest
 from myna.mocks.sqlstore import SqlStore
 
 TABLE = "/api/now/table"
@@ -159,6 +160,45 @@ def test_a_batch_answers_each_inner_refusal_in_place(api: MockClient) -> None:
     }
     refusal = json.loads(base64.b64decode(served["refused"]["body"]))
     assert refusal["error"]["message"] == "Operation Failed"
+
+
+def test_a_batch_unpacks_into_the_requests_it_serves(mock: Mock) -> None:
+    """The batch route says what it carries, so a policy can judge each inner request."""
+    inner = [
+        {"id": "1", "method": "delete", "url": f"{TABLE}/incident/{'a' * 32}?sysparm_x=1"},
+        {"id": "2", "method": "POST", "url": "/api/now/v1/batch", "body": _b64({"x": 1})},
+    ]
+    outer = MockRequest(
+        "POST",
+        "/api/now/batch",
+        headers={"authorization": "Basic eA==", "x-myna-world": "w"},
+        body=json.dumps({"rest_requests": inner}).encode(),
+    )
+    unpacked = mock.extensions.unpack(outer)
+    assert [(r.method, r.path, r.query, r.body) for r in unpacked] == [
+        ("DELETE", f"{TABLE}/incident/{'a' * 32}", [("sysparm_x", "1")], b""),
+        ("POST", "/api/now/v1/batch", [], b'{"x": 1}'),
+    ]
+    assert all(r.headers["x-myna-world"] == "w" for r in unpacked)
+    assert mock.extensions.unpack(MockRequest("GET", f"{TABLE}/incident")) == []
+
+
+@pytest.mark.parametrize(
+    "item",
+    [{"method": "GET"}, {"method": "PATCH", "url": f"{TABLE}/incident", "body": "%%not64"}],
+    ids=["no-url", "bad-base64"],
+)
+def test_one_bad_batch_item_serves_none(api: MockClient, item: dict[str, str]) -> None:
+    record = incident(api)
+    first = {"method": "PATCH", "url": f"{TABLE}/incident/{record['sys_id']}"}
+    first["body"] = _b64({"urgency": "1"})
+    answer = api.post("/api/now/v1/batch", json={"rest_requests": [first, item]})
+    assert answer.status == 400
+    assert api.get(f"{TABLE}/incident/{record['sys_id']}").json()["result"]["urgency"] == "3"
+
+
+def _b64(value: object) -> str:
+    return base64.b64encode(json.dumps(value).encode()).decode()
 
 
 def test_a_batch_without_credentials_is_the_recorded_401(mock: Mock) -> None:

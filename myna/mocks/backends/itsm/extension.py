@@ -859,18 +859,10 @@ def _sync_due(call: WriteCall, record_id: str) -> None:
 
 def batch(call: RouteCall) -> MockResponse:
     """Serve each inner request as if sent alone, with the outer request's credential."""
-    try:
-        sent = orjson.loads(call.request.body)
-    except orjson.JSONDecodeError:
-        raise Rejection(
-            400, "Exception while reading request", detail="The payload is not valid JSON."
-        ) from None
-    if not isinstance(sent, dict) or not isinstance(sent.get("rest_requests"), list):
-        raise Rejection(400, "Exception while reading request", detail="rest_requests is missing")
-    outer = {
-        k: v for k, v in call.request.headers.items() if k in ("authorization", "x-myna-world")
-    }
-    serviced = [_serve_inner(call, item, outer) for item in sent["rest_requests"]]
+    sent = _batch_body(call.request)
+    serviced = [
+        _serviced(item_id, call.serve(inner)) for item_id, inner in _inner(call.request, sent)
+    ]
     payload = {
         "batch_request_id": str(sent.get("batch_request_id", "")),
         "serviced_requests": serviced,
@@ -879,7 +871,36 @@ def batch(call: RouteCall) -> MockResponse:
     return MockResponse(200, [_JSON], payload=payload)
 
 
-def _serve_inner(call: RouteCall, item: Any, outer: dict[str, str]) -> dict[str, Any]:
+def unpack_batch(request: MockRequest) -> list[MockRequest]:
+    """The inner requests a batch carries (the `Route.unpack` of the batch endpoint); [] for a
+    batch the endpoint refuses whole, which serves none of them."""
+    try:
+        return [inner for _, inner in _inner(request, _batch_body(request))]
+    except Rejection:
+        return []
+
+
+def _batch_body(request: MockRequest) -> dict[str, Any]:
+    try:
+        sent = orjson.loads(request.body)
+    except orjson.JSONDecodeError:
+        raise Rejection(
+            400, "Exception while reading request", detail="The payload is not valid JSON."
+        ) from None
+    if not isinstance(sent, dict) or not isinstance(sent.get("rest_requests"), list):
+        raise Rejection(400, "Exception while reading request", detail="rest_requests is missing")
+    return sent
+
+
+def _inner(request: MockRequest, sent: dict[str, Any]) -> list[tuple[str, MockRequest]]:
+    """(item id, request) for each rest_request, every one checked before any is served."""
+    outer = {k: v for k, v in request.headers.items() if k in ("authorization", "x-myna-world")}
+    return [_inner_request(request, item, outer) for item in sent["rest_requests"]]
+
+
+def _inner_request(
+    request: MockRequest, item: Any, outer: dict[str, str]
+) -> tuple[str, MockRequest]:
     if not isinstance(item, dict) or not isinstance(item.get("url"), str):
         raise Rejection(400, "Exception while reading request", detail="a rest_request has no url")
     url = urlsplit(item["url"])
@@ -887,18 +908,26 @@ def _serve_inner(call: RouteCall, item: Any, outer: dict[str, str]) -> dict[str,
     for header in item.get("headers") or []:
         if isinstance(header, dict) and header.get("name", "").lower() != "authorization":
             headers[str(header["name"]).lower()] = str(header.get("value", ""))
-    body = base64.b64decode(item["body"]) if item.get("body") else b""
+    try:
+        body = base64.b64decode(item["body"]) if item.get("body") else b""
+    except (ValueError, TypeError):
+        raise Rejection(
+            400, "Exception while reading request", detail="a rest_request body is not base64"
+        ) from None
     inner = MockRequest(
         method=str(item.get("method", "GET")).upper(),
         path=url.path,
         query=parse_qsl(url.query, keep_blank_values=True),
         headers=headers,
         body=body,
-        base_url=call.request.base_url,
+        base_url=request.base_url,
     )
-    response = call.serve(inner)
+    return str(item.get("id", "")), inner
+
+
+def _serviced(item_id: str, response: MockResponse) -> dict[str, Any]:
     return {
-        "id": str(item.get("id", "")),
+        "id": item_id,
         "body": base64.b64encode(response.body).decode("ascii"),
         "status_code": response.status,
         "status_text": HTTPStatus(response.status).phrase,
@@ -975,7 +1004,7 @@ def token(call: RouteCall) -> MockResponse:
 
 def _routes() -> tuple[Route, ...]:
     return (
-        Route("POST", "/api/now/v1/batch", batch, transactional=False),
+        Route("POST", "/api/now/v1/batch", batch, transactional=False, unpack=unpack_batch),
         Route("POST", "/api/now/v1/attachment/file", upload),
         Route("GET", "/api/now/v1/attachment/{sys_id}/file", download),
         Route("POST", "/oauth_token.do", token, authenticated=False, transactional=False),
