@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -49,8 +50,8 @@ def _require_postgres(url: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
+@contextmanager
+def postgres_schema() -> Iterator[str]:
     """A PostgreSQL URL whose connections work in a fresh schema, dropped afterwards."""
     base = postgres_base_url()
     _require_postgres(base)
@@ -65,6 +66,13 @@ def postgres_url() -> Iterator[str]:
             connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
     finally:
         admin.dispose()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL URL of the test's own schema (`postgres_schema`)."""
+    with postgres_schema() as url:
+        yield url
 
 
 @pytest.fixture

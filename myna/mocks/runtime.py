@@ -34,7 +34,14 @@ from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.render import RecordRenderer, error_body, renderer_for, wrap_item, wrap_list
 from myna.mocks.router import Match, MethodMismatch, Router
-from myna.mocks.store import ConflictError, NotFoundError, Record, Store, Transaction
+from myna.mocks.store import (
+    ConflictError,
+    NotFoundError,
+    Record,
+    Store,
+    Transaction,
+    UndeclaredWriteError,
+)
 from myna.mocks.validation import (
     MAX_BODY_BYTES,
     coerce_scalars,
@@ -154,7 +161,7 @@ class Mock:
             found = any(info.id == world for info in self.store.worlds())
         else:
             try:
-                with self.store.transaction(world) as tx:
+                with self.store.transaction(world, writes=False) as tx:
                     tx.get(self._probe, "")
                 found = True
             except NotFoundError:
@@ -264,10 +271,14 @@ class Mock:
                 headers=(("Allow", ", ".join(matched.allowed)),),
             )
         contract = matched.target
-        handler = _HANDLERS.get(contract.operation.kind, Mock._other)
+        kind = contract.operation.kind
+        handler = _HANDLERS.get(kind, Mock._other)
         try:
-            with self.store.transaction(world) as tx:
-                response = handler(self, contract, matched.params, request, tx, principal)
+            response = self._transact(
+                world,
+                kind not in _READING_KINDS,
+                lambda tx: handler(self, contract, matched.params, request, tx, principal),
+            )
         except NotFoundError as missing:
             raise Rejection(404, missing.message, detail="No Record found") from None
         except ConflictError as conflict:
@@ -310,9 +321,26 @@ class Mock:
         if not route.transactional:
             call = RouteCall(self, request, matched.params, world, principal, None, serve)
             return route.handler(call)
-        with self.store.transaction(world) as tx:
-            call = RouteCall(self, request, matched.params, world, principal, tx, serve)
-            return route.handler(call)
+        return self._transact(
+            world,
+            request.method.upper() not in _READING_METHODS,
+            lambda tx: route.handler(
+                RouteCall(self, request, matched.params, world, principal, tx, serve)
+            ),
+        )
+
+    def _transact(
+        self, world: str, writes: bool, work: Callable[[Transaction], MockResponse]
+    ) -> MockResponse:
+        """Run `work` in one transaction of `world`. A request expected only to read runs in a
+        reading one (concurrent with others); should it write after all, it runs again in a
+        writing one, the world's only writer while it runs."""
+        try:
+            with self.store.transaction(world, writes=writes) as tx:
+                return work(tx)
+        except UndeclaredWriteError:
+            with self.store.transaction(world, writes=True) as tx:
+                return work(tx)
 
     # -- operation kinds ----------------------------------------------------------------------
 
@@ -844,6 +872,11 @@ class Mock:
             self._openapi = orjson.dumps(openapi_document(self))
         return self._openapi
 
+
+# Operations and extension routes expected only to read (the store is told, so concurrent reads
+# need not queue behind the world's writers).
+_READING_KINDS = frozenset({"list", "get", "query", "other"})
+_READING_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 _HANDLERS: dict[str, Callable[..., MockResponse]] = {
     "list": Mock._list,

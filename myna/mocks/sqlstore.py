@@ -51,6 +51,7 @@ from myna.mocks.store import (
     Record,
     RecordChange,
     SnapshotInfo,
+    UndeclaredWriteError,
     WorldInfo,
 )
 from myna.schemas.model import ServiceModel
@@ -268,8 +269,11 @@ class _Statements:
         self.forget_fork = sql(
             f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE id = ? AND fork_snapshot IS NOT NULL"
         )
-        self.new_write_token = sql(
-            f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ?"
+        # A writing transaction on PostgreSQL starts here: the world row's lock makes it the
+        # world's only writer until it commits, and a fresh write token forgets the fork.
+        self.lock_world = sql(
+            f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ? "
+            "RETURNING base_snapshot"
         )
         # PostgreSQL runs a reset as one statement (data-modifying CTEs always run to
         # completion); SQLite, which lacks them, runs the three deletes, at no network cost.
@@ -450,6 +454,7 @@ class SqlTransaction:
         "_base_layer",
         "_cursor",
         "_loaded",
+        "_locks",
         "_remembered",
         "_store",
         "_walked",
@@ -457,10 +462,15 @@ class SqlTransaction:
         "_written",
     )
 
-    def __init__(self, store: SqlStore, cursor: Any, world: str) -> None:
+    def __init__(self, store: SqlStore, cursor: Any, world: str, *, writes: bool = True) -> None:
         self._store = store
         self._cursor = cursor
         self._world = world
+        # PostgreSQL runs transactions side by side (READ COMMITTED): a writing one locks the
+        # world row with its first statement, so nothing it reads changes before it commits. On
+        # SQLite every transaction is already the only one (one connection under the store's
+        # lock; BEGIN IMMEDIATE for a file two processes share).
+        self._locks = writes and not store._sqlite
         # The world row is read with the first statement that needs it (a get reads it in the
         # same query as the overlay row), saving a round trip on every request.
         self._loaded = False
@@ -590,20 +600,33 @@ class SqlTransaction:
     def _mark_written(self) -> None:
         """On the first write, forget the snapshot a fork remembered of this world: it no longer
         holds the world's state. On SQLite the fork that froze and remembered it was the only
-        writer meanwhile, so clearing it is enough (when there is one); on PostgreSQL a fork
-        may be freezing the world right now, so every writer draws a new write token, under
-        which that fork remembers nothing."""
+        writer meanwhile, so clearing it is enough (when there is one); on PostgreSQL the
+        writing transaction did it with its first statement (`_lock_world`), and one opened
+        without `writes` refuses to write."""
         if self._written:
             return
-        self._written = True
         store = self._store
+        if not store._sqlite:
+            raise UndeclaredWriteError(
+                "a transaction opened with writes=False tried to write", world=self._world
+            )
+        self._written = True
         if store._private and not store._sqlite_driver.in_transaction:
             self._cursor.execute("BEGIN IMMEDIATE")
-        if not store._sqlite:
-            token = os.urandom(16).hex()
-            self._cursor.execute(store._sql.new_write_token, (token, self._world))
-        elif self._remembered:
+        if self._remembered:
             self._cursor.execute(store._sql.forget_fork, (self._world,))
+
+    def _lock_world(self) -> None:
+        """A writing transaction's first statement on PostgreSQL: lock the world row (waiting
+        for the world's current writer to commit), draw a new write token (a fork freezing the
+        world meanwhile remembers nothing under the old one) and read the base snapshot."""
+        cursor = self._cursor
+        cursor.execute(self._store._sql.lock_world, (os.urandom(16).hex(), self._world))
+        row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError("no such world", world=self._world)
+        self._load(row[0], False)
+        self._written = True
 
     def _load(self, base_id: str | None, remembered: Any) -> None:
         self._base_layer = None if base_id is None else self._store._layer(self._cursor, base_id)
@@ -616,6 +639,9 @@ class SqlTransaction:
 
     def _base(self) -> _Layer | None:
         if not self._loaded:
+            if self._locks:
+                self._lock_world()
+                return self._base_layer
             cursor = self._cursor
             cursor.execute(self._store._sql.world_state, (self._world,))
             row = cursor.fetchone()
@@ -629,6 +655,8 @@ class SqlTransaction:
         tombstone), else the base snapshot's; and whether the row is the world's own."""
         cursor = self._cursor
         sql = self._store._sql
+        if not self._loaded and self._locks:
+            self._lock_world()
         if self._loaded:
             cursor.execute(sql.overlay_get, (self._world, resource, record_id))
             row = cursor.fetchone()
@@ -906,11 +934,11 @@ class SqlStore:
 
     # -- transactions --------------------------------------------------------------------------
 
-    def transaction(self, world: str) -> _TransactionScope:
+    def transaction(self, world: str, *, writes: bool = True) -> _TransactionScope:
         """All reads and writes of one request in `world`, committed together when the block
         ends, rolled back when it raises. The first read or write raises `NotFoundError` if the
-        world does not exist."""
-        return _TransactionScope(self, world)
+        world does not exist. See `Store.transaction` for `writes`."""
+        return _TransactionScope(self, world, writes=writes)
 
     # -- worlds --------------------------------------------------------------------------------
 
@@ -1315,17 +1343,18 @@ class _Scope:
 class _TransactionScope(_Scope):
     """`SqlStore.transaction`: a translated `_Scope` handing out a `SqlTransaction`."""
 
-    __slots__ = ("_world",)
+    __slots__ = ("_world", "_writes")
 
-    def __init__(self, store: SqlStore, world: str) -> None:
+    def __init__(self, store: SqlStore, world: str, *, writes: bool) -> None:
         # The private in-memory database has one connection, used under the store's lock: no
         # one can write between a read and the BEGIN before this transaction's first write, so
         # a request that only reads (a GET) runs without BEGIN and COMMIT.
         super().__init__(store, translate=True, lazy=store._private)
         self._world = world
+        self._writes = writes
 
     def __enter__(self) -> SqlTransaction:
-        return SqlTransaction(self._store, super().__enter__(), self._world)
+        return SqlTransaction(self._store, super().__enter__(), self._world, writes=self._writes)
 
 
 def _collision(error: BaseException | str) -> ConflictError:

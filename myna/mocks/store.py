@@ -32,6 +32,13 @@ class ConflictError(MockError):
     kind = "conflict"
 
 
+class UndeclaredWriteError(MockError):
+    """A transaction opened with `writes=False` tried to write. Nothing was written; the caller
+    runs its work again in a transaction opened with `writes=True`."""
+
+    kind = "undeclared_write"
+
+
 ChangeKind = Literal["created", "updated", "deleted"]
 
 
@@ -89,7 +96,15 @@ class Transaction(Protocol):
 class Store(Protocol):
     """Worlds and their records. Thread-safe; one `transaction` per request."""
 
-    def transaction(self, world: str) -> AbstractContextManager[Transaction]: ...
+    def transaction(
+        self, world: str, *, writes: bool = True
+    ) -> AbstractContextManager[Transaction]:
+        """One request's reads and writes, committed together. `writes=True` makes the
+        transaction the world's only writer from its first statement, so what it read is still
+        true when it writes (no lost updates between concurrent servers); `writes=False` lets
+        concurrent reads run side by side, and a write in it raises `UndeclaredWriteError`
+        (before writing anything) where the store cannot otherwise guarantee that."""
+        ...
 
     def create_world(
         self, world: str, *, from_snapshot: str | None = None, exist_ok: bool = False

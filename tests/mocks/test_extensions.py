@@ -126,6 +126,35 @@ def test_an_extension_route_answers_before_the_model_s_operations(register: Any)
     assert client.get(f"{TABLE}/incident/count").json() == {"count": 1, "by": "admin"}
 
 
+def test_a_reading_route_that_writes_runs_again_as_a_writer(register: Any, store_url: str) -> None:
+    """A GET route is expected to read; one that writes after all (on PostgreSQL, where a
+    reading transaction refuses to write) is run again in a writing one, once."""
+
+    def touch(call: RouteCall) -> MockResponse:
+        tx = call.transaction()
+        record = tx.get("incident", call.params["id"])
+        assert record is not None
+        tx.update(
+            "incident", call.params["id"], {**record, "description": record["description"] + "!"}
+        )
+        return MockResponse(200, payload={"description": record["description"] + "!"})
+
+    register(Extension(name=PROBE, routes=(Route("GET", f"{TABLE}/touch/{{id}}", touch),)))
+    model = servicenow_example()
+    model.extensions = [PROBE]
+    store = SqlStore(model, store_url)
+    try:
+        mock = Mock(model, store, credentials=Credentials(users=dict([USER])))
+        client = MockClient(mock, auth=USER)
+        record_id = create(client, description="seen")["sys_id"]
+        answers = [client.get(f"{TABLE}/touch/{record_id}").json() for _ in range(2)]
+        stored = client.get(f"{TABLE}/incident/{record_id}").json()["result"]
+    finally:
+        store.close()
+    assert answers == [{"description": "seen!"}, {"description": "seen!!"}]
+    assert stored["description"] == "seen!!"
+
+
 def test_an_authenticated_route_answers_the_service_s_401(register: Any) -> None:
     client = serve(
         register, routes=(Route("GET", "/ping", lambda call: MockResponse(200, payload={})),)

@@ -11,7 +11,7 @@ import pytest
 
 from myna.mocks import sqlstore
 from myna.mocks.sqlstore import SqlStore
-from myna.mocks.store import ConflictError
+from myna.mocks.store import ConflictError, UndeclaredWriteError
 from tests.mocks.test_store import MODEL  # incidents with a unique number
 
 BASE = [("incident", "a", {"number": "INC001"}), ("incident", "b", {"number": "INC002"})]
@@ -125,6 +125,53 @@ def test_a_value_a_concurrent_transaction_claimed_is_refused_once_it_commits(
     assert len(refused) == 1
     assert "used by record 'early'" in str(refused[0])
     assert "late" not in numbers(store, "w")
+
+
+def test_concurrent_read_modify_writes_from_two_stores_lose_nothing(
+    store: SqlStore, store_url: str
+) -> None:
+    """Each writer reads a counter and writes it back one higher, in two stores on one database
+    (two processes): a writing transaction is the world's only writer from its first read."""
+    other = SqlStore(MODEL, store_url)
+    with store.transaction("w") as tx:
+        tx.update("incident", "a", {"number": "INC001", "count": 0})
+
+    def increment(each: SqlStore) -> None:
+        for _ in range(25):
+            with each.transaction("w") as tx:
+                record = tx.get("incident", "a")
+                assert record is not None
+                tx.update("incident", "a", {**record, "count": record["count"] + 1})
+
+    try:
+        writers = [threading.Thread(target=increment, args=(s,)) for s in (store, other) * 4]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(timeout=60)
+    finally:
+        other.close()
+    with store.transaction("w", writes=False) as tx:
+        assert tx.get("incident", "a") == {"number": "INC001", "count": 8 * 25}
+
+
+@pytest.mark.postgres
+def test_a_transaction_opened_to_read_refuses_to_write_on_postgres(postgres_url: str) -> None:
+    store = SqlStore(MODEL, postgres_url)
+    store.load_base(BASE, "base")
+    store.create_world("w", from_snapshot="base")
+    try:
+        for write in (
+            lambda tx: tx.update("incident", "a", {"number": "INC009"}),
+            lambda tx: tx.insert("incident", "c", {"number": "INC003"}),
+            lambda tx: tx.delete("incident", "b"),
+            lambda tx: tx.next_sequence("incident.number", 1),
+        ):
+            with pytest.raises(UndeclaredWriteError), store.transaction("w", writes=False) as tx:
+                write(tx)
+        assert numbers(store, "w") == {"a": "INC001", "b": "INC002"}
+    finally:
+        store.close()
 
 
 def test_the_in_memory_store_keeps_working_once_it_moves_out_of_memory(
