@@ -4,6 +4,7 @@ from myna.traces.formats import register_reader
 from myna.traces.har import looks_like_har, read_har
 from myna.traces.jsonl import looks_like_jsonl, read_jsonl
 from myna.traces.mcp import looks_like_mcp, read_mcp
+from myna.traces.otlp import looks_like_otlp, read_otlp
 from myna.traces.transcripts import (
     looks_like_anthropic,
     looks_like_openai_chat,
@@ -24,6 +25,12 @@ register_reader(
     read_har,
     detect=looks_like_har,
     description="HAR 1.2 from browsers, proxies and Polly.js",
+)
+register_reader(
+    "otlp",
+    read_otlp,
+    detect=looks_like_otlp,
+    description="OpenTelemetry OTLP JSON traces (HTTP client spans, GenAI tool spans)",
 )
 register_reader(
     "mcp",

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
     from myna.traces.reading import SessionStream
     from myna.traces.stats import TraceStats
 
-FILES = typer.Argument(help="Trace files: HAR, canonical JSONL, agent transcripts, MCP logs.")
+FILES = typer.Argument(
+    help="Trace files: HAR, canonical JSONL, OTLP JSON, agent transcripts, MCP logs."
+)
 FORMAT_HELP = (
-    "Input format (har, jsonl, openai-chat, openai-responses, anthropic, mcp); "
+    "Input format (har, jsonl, otlp, openai-chat, openai-responses, anthropic, mcp); "
     "detected from each file's first bytes when left out."
 )
 

@@ -140,14 +140,7 @@ def _messages(source: Source) -> Iterator[tuple[dict[str, Any], datetime | None,
     peek = Peek.of(source.file.read(PEEK_BYTES))
     source.file.seek(0)
     if peek.first_value is None and peek.text.startswith("["):
-        try:
-            document = strictjson.load(source.file)
-        except json.JSONDecodeError as error:
-            raise source.error(f"invalid JSON: {error.msg}", line=error.lineno) from None
-        except UnicodeDecodeError:
-            raise source.error("the file is not UTF-8 text") from None
-        except ValueError as error:  # NaN or Infinity, refused by strictjson
-            raise source.error(f"invalid JSON: {error}") from None
+        document = source.load_document()
         for index, item in enumerate(document if isinstance(document, list) else [document]):
             yield from _unwrap(item, source, index + 1)
         return

@@ -7,11 +7,13 @@ cuts long sessions into bounded parts so that memory stays flat whatever the fil
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from myna.errors import TraceFormatError
+from myna.traces import strictjson
 from myna.traces.model import Event, Exchange, Session, ToolCall
 from myna.traces.options import ReadOptions, ReadReport
 from myna.traces.pseudonymise import Pseudonymiser
@@ -45,6 +47,17 @@ class Source:
         field: str | None = None,
     ) -> TraceFormatError:
         return TraceFormatError(message, file=self.name, line=line, entry=entry, field=field)
+
+    def load_document(self) -> Any:
+        """The rest of the file parsed as one JSON document; bad JSON names its line."""
+        try:
+            return strictjson.load(self.file)
+        except json.JSONDecodeError as error:
+            raise self.error(f"invalid JSON: {error.msg}", line=error.lineno) from None
+        except UnicodeDecodeError:
+            raise self.error("the file is not UTF-8 text") from None
+        except ValueError as error:  # NaN or Infinity, refused by strictjson
+            raise self.error(f"invalid JSON: {error}") from None
 
     def admit(self, event: Event, *, walk_json: bool = True) -> bool:
         """Filter, redact and pseudonymise `event` in place; `False` if a filter dropped it.

@@ -118,14 +118,7 @@ def _conversation_objects(source: Source, list_key: str) -> Iterator[tuple[dict[
     if isinstance(peek.first_value, dict):
         yield from _jsonl_objects(source)
         return
-    try:
-        document = strictjson.load(source.file)
-    except json.JSONDecodeError as error:
-        raise source.error(f"invalid JSON: {error.msg}", line=error.lineno) from None
-    except UnicodeDecodeError:
-        raise source.error("the file is not UTF-8 text") from None
-    except ValueError as error:  # NaN or Infinity, refused by strictjson
-        raise source.error(f"invalid JSON: {error}") from None
+    document = source.load_document()
     if isinstance(document, dict):
         yield document, Where()
     elif isinstance(document, list) and all(isinstance(item, dict) for item in document):
