@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "myna.mocks.cli",
         "Replay recorded requests against a world seeded from them; report what matches.",
     ),
+    "record": (
+        "myna.mocks.cli",
+        "Record a service through a reverse proxy (or an MCP server's stdio) as canonical JSONL.",
+    ),
     "replay": ("myna.replay.cli", "Turn logged agent failures into audited, targeted RL episodes."),
     "bench": ("myna.itsm.cli", "Benchmarks built on Myna's back ends."),
 }

@@ -29,11 +29,13 @@ DEFAULT_RECORDS = 20
 
 
 def register(app: typer.Typer) -> None:
+    from myna.mocks import record_cli
     from myna.mocks.tools import register_tools_command
 
     app.command("serve")(serve)
     register_tools_command(app)
     app.command("conformance")(conformance)
+    record_cli.register(app)
 
 
 def serve(

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import trustme
 import uvicorn
@@ -76,6 +77,7 @@ def uvicorn_config(
     port: int = 8000,
     tls: TlsFiles | None = None,
     log_level: str = "warning",
+    lifespan: Literal["on", "off"] = "off",
 ) -> uvicorn.Config:
     """The uvicorn settings `myna serve` runs with (the HTTP benchmark gives its bare FastAPI
     handler the same ones)."""
@@ -85,7 +87,7 @@ def uvicorn_config(
         port=port,
         log_level=log_level,
         access_log=False,
-        lifespan="off",
+        lifespan=lifespan,
         ssl_certfile=str(tls.certfile) if tls else None,
         ssl_keyfile=str(tls.keyfile) if tls else None,
     )
@@ -109,6 +111,19 @@ def serving(
     mock: Mock, *, tls: bool = False, host: str = "127.0.0.1", threadpool: bool = False
 ) -> Iterator[Running]:
     """Serve `mock` on a free loopback port in a background thread for the `with` block."""
+    with serving_app(MockAsgi(mock, threadpool=threadpool), tls=tls, host=host) as running:
+        yield running
+
+
+@contextmanager
+def serving_app(
+    app: Callable[..., Awaitable[None]],
+    *,
+    tls: bool = False,
+    host: str = "127.0.0.1",
+    lifespan: Literal["on", "off"] = "off",
+) -> Iterator[Running]:
+    """Serve any ASGI `app` as `myna serve` would, on a free port in a background thread."""
     port = free_port(host)
     with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
         files = make_tls(Path(scratch), host) if tls else None
@@ -116,13 +131,14 @@ def serving(
         if files is not None:
             ca_file = Path(scratch) / "ca.pem"
             ca_file.write_bytes(files.ca_pem)
-        server = server_for(mock, host=host, port=port, tls=files, threadpool=threadpool)
-        thread = threading.Thread(target=server.run, name="myna-mock-server", daemon=True)
+        config = uvicorn_config(app, host=host, port=port, tls=files, lifespan=lifespan)
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, name="myna-server", daemon=True)
         thread.start()
         deadline = time.monotonic() + _START_TIMEOUT
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise MockError("the mock server did not start", host=host, port=port)
+                raise MockError("the server did not start", host=host, port=port)
             time.sleep(0.01)
         scheme = "https" if tls else "http"
         try:

@@ -45,6 +45,16 @@ Statuses = Annotated[
 Since = Annotated[
     str | None, typer.Option("--since", help="Keep events at or after this ISO time.")
 ]
+Output = Annotated[Path, typer.Option("-o", "--output", help="Canonical JSONL to write.")]
+Pseudonymise = Annotated[
+    str | None,
+    typer.Option(
+        "--pseudonymise",
+        metavar="KEY",
+        envvar="MYNA_PSEUDONYMISE_KEY",
+        help="Replace e-mails, phones and names by consistent fakes keyed by KEY.",
+    ),
+]
 Until = Annotated[
     str | None, typer.Option("--until", help="Keep events at or before this ISO time.")
 ]
@@ -64,17 +74,9 @@ def register(app: typer.Typer) -> None:
 
 def import_traces(
     files: Files,
-    output: Annotated[Path, typer.Option("-o", "--output", help="Canonical JSONL to write.")],
+    output: Output,
     format: Format = None,
-    pseudonymise: Annotated[
-        str | None,
-        typer.Option(
-            "--pseudonymise",
-            metavar="KEY",
-            envvar="MYNA_PSEUDONYMISE_KEY",
-            help="Replace e-mails, phones and names by consistent fakes keyed by KEY.",
-        ),
-    ] = None,
+    pseudonymise: Pseudonymise = None,
     include_static: IncludeStatic = False,
     host: Hosts = [],  # noqa: B006  (Typer reads the default; it is never mutated)
     path_prefix: PathPrefixes = [],  # noqa: B006
@@ -91,7 +93,7 @@ def import_traces(
     from myna.traces.jsonl import write_jsonl
     from myna.traces.reading import read_many
 
-    options = _options(
+    options = read_options(
         include_static, host, path_prefix, method, status, since, until, pseudonymise
     )
     stream = read_many(files, format=format, options=options)
@@ -125,7 +127,7 @@ def trace_stats(
         _print_stats(Console(), stats)
 
 
-def _options(
+def read_options(
     include_static: bool,
     hosts: list[str],
     path_prefixes: list[str],

@@ -222,10 +222,10 @@ def _write_lines(sessions: Iterable[Session], handle: Any) -> Written:
     seen: set[str] = set()
     events = 0
     for session in sessions:
-        handle.write(_dumps(session_line(session), session.id, None))
+        handle.write(encode_line(session_line(session), session.id, None))
         seen.add(session.id)
         for event in session.events:
-            handle.write(_dumps(event_line(event, session.id), session.id, event.id))
+            handle.write(encode_line(event_line(event, session.id), session.id, event.id))
         events += len(session.events)
     return Written(sessions=len(seen), events=events)
 
@@ -233,7 +233,8 @@ def _write_lines(sessions: Iterable[Session], handle: Any) -> Written:
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
-def _dumps(line: dict[str, Any], session_id: str, event_id: str | None) -> str:
+def encode_line(line: dict[str, Any], session_id: str, event_id: str | None) -> str:
+    """One line of canonical JSONL, with its newline; a value JSON cannot hold names its event."""
     try:
         return _ENCODE(line) + "\n"
     except (TypeError, ValueError) as error:

@@ -46,7 +46,7 @@ def read_mcp(source: Source) -> Iterator[Session]:
         if "method" in message:
             _request(message, at, line, pending, header, source)
             continue
-        key = _key(message.get("id"))
+        key = message_key(message.get("id"))
         if key is None or key not in pending:
             result = message.get("result")
             if isinstance(result, dict) and isinstance(result.get("serverInfo"), dict):
@@ -54,7 +54,7 @@ def read_mcp(source: Source) -> Iterator[Session]:
             source.report.skipped["mcp_other"] += 1
             continue
         call = pending[key][0]
-        _answer(call, message)
+        answer_call(call, message)
         pending[key] = (call, True)
         # Calls leave in request order, so a slow call holds back the ones after it.
         while pending and next(iter(pending.values()))[1]:
@@ -84,7 +84,7 @@ def _request(
 ) -> None:
     raw_params = message.get("params")
     params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-    key = _key(message.get("id"))
+    key = message_key(message.get("id"))
     if message["method"] != "tools/call" or key is None:
         if message["method"] == "initialize" and isinstance(params.get("clientInfo"), dict):
             header.metadata["client"] = params["clientInfo"]
@@ -98,7 +98,8 @@ def _request(
     pending[key] = (ToolCall(key, name, params.get("arguments"), started_at=at), False)
 
 
-def _answer(call: ToolCall, message: dict[str, Any]) -> None:
+def answer_call(call: ToolCall, message: dict[str, Any]) -> None:
+    """Fill `call` from the JSON-RPC response `message` that answers it."""
     error = message.get("error")
     if isinstance(error, dict):
         call.error = f"{error.get('code', '?')}: {error.get('message', '')}".strip()
@@ -130,7 +131,8 @@ def _content_value(content: Any) -> Any:
     return content
 
 
-def _key(value: Any) -> str | None:
+def message_key(value: Any) -> str | None:
+    """A JSON-RPC id as a dictionary key (`None` for a notification or a malformed id)."""
     if isinstance(value, bool) or value is None:
         return None
     return str(value) if isinstance(value, str | int) else None
