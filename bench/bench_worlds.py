@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from myna.mocks.query import Condition, Query, SortKey
-from myna.mocks.seed import generate
+from myna.mocks.seed import SeedData, generate
 from myna.mocks.sqlstore import SqlStore
 from myna.schemas.model import (
     Conventions,
@@ -186,6 +186,14 @@ def bench_size(backend: str, model: ServiceModel, size: int, repeat: int) -> Siz
         store.drop()
 
 
+def main_world(store: SqlStore, model: ServiceModel) -> SeedData:
+    """World `main` on a base of 1,000 incidents and 50 users; the records generated."""
+    data = generate(model, seed=1, records={"sys_user": 50, "incident": 1000})
+    store.load_base(data.records, "base", sequences=data.sequences)
+    store.create_world("main", from_snapshot="base")
+    return data
+
+
 def bench_idle_worlds(
     backend: str, model: ServiceModel, counts: list[int]
 ) -> list[dict[str, object]]:
@@ -193,9 +201,7 @@ def bench_idle_worlds(
     store = open_store(backend, model)
     rows = []
     try:
-        data = generate(model, seed=1, records={"sys_user": 50, "incident": 1000})
-        store.load_base(data.records, "base", sequences=data.sequences)
-        store.create_world("main", from_snapshot="base")
+        data = main_world(store, model)
         # Load the shared base into the process first: it is paid once, not per world.
         with store.transaction("main") as tx:
             tx.get("incident", data.records[-1][1])
@@ -222,15 +228,66 @@ def bench_idle_worlds(
         store.drop()
 
 
+def bench_fork_chain(
+    backend: str, model: ServiceModel, pairs: int, checkpoints: list[int]
+) -> list[dict[str, object]]:
+    """A world on a 1,050-record base writes one record, then is forked, `pairs` times (a
+    training loop checkpointing an episode): the fork's time around each checkpoint (median of
+    the 10 pairs before it) and the database's growth since the start."""
+    store = open_store(backend, model)
+    rows = []
+    try:
+        data = main_world(store, model)
+        ids = [record_id for name, record_id, _ in data.records if name == "incident"]
+        start_bytes = store.database_bytes()
+        samples: list[float] = []
+        for n in range(1, pairs + 1):
+            with store.transaction("main") as tx:
+                record_id = ids[n % len(ids)]
+                record = tx.get("incident", record_id)
+                assert record is not None
+                tx.update("incident", record_id, {**record, "description": f"pair {n}"})
+            began = time.perf_counter()
+            store.fork_world("main", f"fork-{n}")
+            samples.append(time.perf_counter() - began)
+            if n in checkpoints:
+                rows.append(
+                    {
+                        "backend": backend,
+                        "pairs": n,
+                        "fork_us": statistics.median(samples[-10:]) * 1e6,
+                        "growth": store.database_bytes() - start_bytes,
+                    }
+                )
+        return rows
+    finally:
+        store.drop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["sqlite", "postgresql", "both"], default="both")
     parser.add_argument("--sizes", default="100,10000,50000")
     parser.add_argument("--worlds", default="10,1000,10000")
     parser.add_argument("--repeat", type=int, default=500)
+    parser.add_argument("--pairs", default="10,100,500,2000", help="write+fork checkpoints")
+    parser.add_argument("--only-pairs", action="store_true", help="only the write+fork table")
     args = parser.parse_args()
     backends = ["sqlite", "postgresql"] if args.backend == "both" else [args.backend]
     model = incident_model()
+    checkpoints = [int(n) for n in args.pairs.split(",")]
+    print("| backend | write+fork pairs | fork (median of the last 10, us) | database growth |")
+    print("|---|---:|---:|---:|")
+    for backend in backends:
+        for row in bench_fork_chain(backend, model, max(checkpoints), checkpoints):
+            print(
+                f"| {backend} | {row['pairs']:,} | {row['fork_us']:,.0f} "
+                f"| {int(row['growth']) / 2**20:,.1f} MiB |",
+                flush=True,
+            )
+    print()
+    if args.only_pairs:
+        return
     print(
         "| backend | base records | get by id (median / p99 us) | fork (median / p99 us) "
         "| reset after 5 writes | fork of a world with 5 writes |"

@@ -32,7 +32,7 @@ from myna.mocks.calllog import session_jsonl, to_session
 from myna.mocks.faults import FaultConfig
 from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.router import Match, MethodMismatch, Router
-from myna.mocks.store import ConflictError, NotFoundError, WorldInfo
+from myna.mocks.store import ConflictError, NotFoundError, StoreFullError, WorldInfo
 
 if TYPE_CHECKING:
     from myna.mocks.runtime import Mock
@@ -107,6 +107,9 @@ class AdminApi:
         except ConflictError as error:
             payload = {"error": {"kind": "conflict", "message": str(error)}}
             return MockResponse(409, [_JSON], payload=payload)
+        except StoreFullError as error:
+            payload = {"error": {"kind": error.kind, "message": str(error)}}
+            return MockResponse(503, [_JSON], payload=payload)
 
     # -- worlds -------------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from myna.mocks.store import (
     NotFoundError,
     Record,
     Store,
+    StoreFullError,
     Transaction,
     UndeclaredWriteError,
 )
@@ -207,6 +208,9 @@ class Mock:
             response = self._serve(world, path, request, started)
         except Rejection as rejection:
             response = self.error_response(rejection)
+        except StoreFullError as full:
+            # Not the client's mistake, and nothing was written: the service is unavailable.
+            response = self.error_response(Rejection(503, full.message, detail="Unavailable"))
         if world in self._known_worlds:
             self.call_log(world).record(
                 Call.of(request, response, started, (self.clock() - started) * 1000.0)

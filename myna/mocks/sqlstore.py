@@ -3,17 +3,19 @@
 How it works (copy-on-write):
 
 - A *snapshot* is an immutable layer of rows `(resource, id, record | tombstone)` with an optional
-  parent. Roots come from `load_base` (a seed); every other snapshot is one layer of changes on
-  top of a root, so a chain is never deeper than two and a lookup costs at most two dict probes.
-- A *world* is a row pointing at its base snapshot, plus its own overlay rows (writes and
-  tombstones) and its own sequence counters. An idle world is one row in `worlds`.
-- fork = a new world row pointing at a snapshot (the source is snapshotted first when it has
-  writes); reset = delete the world's overlay and counters; both cost the same whatever the
-  seed size.
-- snapshot = the world's base diff (relative to its root) merged with its overlay, written as one
-  new layer on the root. The cost is proportional to the writes, never to the seed.
-- diff = the overlay against the base, or, against another snapshot, a comparison of only the
-  ids either side changed relative to their shared root (a full comparison across roots).
+  parent. Roots come from `load_base` (a seed); every other snapshot is a layer of changes on its
+  parent. A lookup probes the layers from the top, so chains are kept short (`_freeze`).
+- A *world* is a row naming its base snapshot (what a reset returns to) and its head (the
+  snapshot it reads from: its base until its writes are frozen), plus its own overlay rows
+  (writes and tombstones) and sequence counters. An idle world is one row in `worlds`.
+- fork = freeze the source's overlay and counters into a new snapshot on its head, which becomes
+  the head of both worlds (nothing to freeze: the head as it is); reset = head back to the base,
+  overlay and counters deleted. A fork costs what the source wrote since its last fork, a reset
+  costs its writes; neither depends on the seed size or on the world's history.
+- snapshot = the same freeze, under a given name.
+- diff = the overlay and the head's layers against the base, or against another snapshot by
+  comparing only the ids either side changed relative to their shared root (a full comparison
+  across roots).
 
 Snapshots never change, so every process caches them in memory (safe even with several processes
 on one PostgreSQL database); overlays and world rows are always read from the database, so all
@@ -26,7 +28,6 @@ URL handling and DDL): the request path must stay within tens of microseconds.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -51,6 +52,7 @@ from myna.mocks.store import (
     Record,
     RecordChange,
     SnapshotInfo,
+    StoreFullError,
     UndeclaredWriteError,
     WorldInfo,
 )
@@ -78,6 +80,10 @@ class _Layer:
     unique_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     visible: dict[str, list[tuple[str, Record]]] = field(default_factory=dict)
     visible_records: dict[str, list[Record]] = field(default_factory=dict)
+    size: int = 0  # rows of its own
+
+    def __post_init__(self) -> None:
+        self.size = sum(len(rows) for rows in self.rows.values())
 
     @property
     def root(self) -> _Layer:
@@ -125,20 +131,21 @@ class _Layer:
         return found
 
     def _walk_items(self, resource: str) -> Iterator[tuple[str, Record]]:
+        """From the root up: a record keeps the place where it first appeared and shows its
+        newest row, as a world's own writes do over its base (`_merged`)."""
         chain: list[_Layer] = []
         layer: _Layer | None = self
         while layer is not None:
             chain.append(layer)
             layer = layer.parent
-        chain.reverse()
-        for depth, current in enumerate(chain):
-            above = chain[depth + 1 :]
-            for record_id, text in current.rows.get(resource, {}).items():
-                if text is None or any(upper.has_row(resource, record_id) for upper in above):
-                    continue
-                parsed = current._parsed(resource, record_id)
-                if parsed is not None:
-                    yield record_id, parsed
+        newest: dict[str, _Layer] = {}
+        for current in reversed(chain):
+            for record_id in current.rows.get(resource, ()):
+                newest[record_id] = current
+        for record_id, owner in newest.items():
+            parsed = owner._parsed(resource, record_id)
+            if parsed is not None:
+                yield record_id, parsed
 
     def ids_with(self, resource: str, field_name: str, key: str) -> AbstractSet[str]:
         """Ids of visible records whose unique field `field_name` has value `key`: the parent's
@@ -226,21 +233,19 @@ class _Statements:
 
         self.world = sql(f"SELECT base_snapshot, created_at FROM {p}worlds WHERE id = ?")
         self.worlds = sql(f"SELECT id, base_snapshot, created_at FROM {p}worlds ORDER BY id")
+        # A world reads from its head, the snapshot its overlay lies on: its base until a fork
+        # or snapshot of it freezes its writes into a new head.
         self.insert_world = sql(
-            f"INSERT INTO {p}worlds (id, base_snapshot, created_at) VALUES (?, ?, ?) "
+            f"INSERT INTO {p}worlds (id, base_snapshot, head, created_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         self.delete_world = sql(f"DELETE FROM {p}worlds WHERE id = ?")
         self.overlay_get = sql(
             f"SELECT data FROM {p}overlay WHERE world = ? AND resource = ? AND record_id = ?"
         )
-        # A transaction reads whether a fork remembered a snapshot of the world with its row
-        # (SQLite forgets it on the first write, only when there is one).
-        self.world_state = sql(
-            f"SELECT base_snapshot, fork_snapshot IS NOT NULL FROM {p}worlds WHERE id = ?"
-        )
+        self.world_state = sql(f"SELECT head FROM {p}worlds WHERE id = ?")
         self.world_get = sql(
-            f"SELECT w.base_snapshot, w.fork_snapshot IS NOT NULL, o.record_id, o.data "
+            f"SELECT w.head, o.record_id, o.data "
             f"FROM {p}worlds w "
             f"LEFT JOIN {p}overlay o "
             "ON o.world = w.id AND o.resource = ? AND o.record_id = ? WHERE w.id = ?"
@@ -253,28 +258,18 @@ class _Statements:
             f"SELECT resource, record_id, data FROM {p}overlay WHERE world = ? "
             "ORDER BY resource, ord, record_id"
         )
-        # A fork of a world with writes freezes them into a snapshot and remembers it on the
-        # world row under the world's write token, so the next fork reuses it; every writing
-        # transaction draws a new token, which forgets it.
-        self.fork_state = sql(
-            f"SELECT base_snapshot, fork_snapshot, write_token, "
-            f"EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
-            f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?) "
-            f"FROM {p}worlds WHERE id = ?"
+        self.written = sql(
+            f"SELECT EXISTS (SELECT 1 FROM {p}overlay WHERE world = ?) "
+            f"OR EXISTS (SELECT 1 FROM {p}world_sequences WHERE world = ?)"
         )
-        self.remember_fork = sql(
-            f"UPDATE {p}worlds SET fork_snapshot = ? WHERE id = ? AND write_token = ?"
-        )
-        self.remember_fork_alone = sql(f"UPDATE {p}worlds SET fork_snapshot = ? WHERE id = ?")
-        self.forget_fork = sql(
-            f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE id = ? AND fork_snapshot IS NOT NULL"
-        )
-        # A writing transaction on PostgreSQL starts here: the world row's lock makes it the
-        # world's only writer until it commits, and a fresh write token forgets the fork.
+        # A writing transaction, a fork or a snapshot on PostgreSQL starts here: the world row's
+        # lock makes it the world's only writer until it commits. SQLite's transactions are
+        # the database's only writer already.
         self.lock_world = sql(
-            f"UPDATE {p}worlds SET fork_snapshot = NULL, write_token = ? WHERE id = ? "
-            "RETURNING base_snapshot"
+            f"SELECT head FROM {p}worlds WHERE id = ?" + (" FOR UPDATE" if postgres else "")
         )
+        self.set_head = sql(f"UPDATE {p}worlds SET head = ? WHERE id = ?")
+        self.world_heads = sql(f"SELECT base_snapshot, head FROM {p}worlds WHERE id = ?")
         # PostgreSQL runs a reset as one statement (data-modifying CTEs always run to
         # completion); SQLite, which lacks them, runs the three deletes, at no network cost.
         self.reset_in_one = (
@@ -282,15 +277,14 @@ class _Statements:
                 f"WITH w AS (SELECT id FROM {p}worlds WHERE id = ?), "
                 f"o AS (DELETE FROM {p}overlay WHERE world IN (SELECT id FROM w)), "
                 f"u AS (DELETE FROM {p}uniques WHERE world IN (SELECT id FROM w)), "
-                f"s AS (DELETE FROM {p}world_sequences WHERE world IN (SELECT id FROM w)) "
+                f"s AS (DELETE FROM {p}world_sequences WHERE world IN (SELECT id FROM w)), "
+                f"h AS (UPDATE {p}worlds SET head = base_snapshot WHERE id IN (SELECT id FROM w)) "
                 "SELECT count(*) FROM w"
             )
             if postgres
             else None
         )
-        self.forget_forks_of = sql(
-            f"UPDATE {p}worlds SET fork_snapshot = NULL WHERE fork_snapshot = ?"
-        )
+        self.head_to_base = sql(f"UPDATE {p}worlds SET head = base_snapshot WHERE id = ?")
         self.overlay_put = sql(
             f"INSERT INTO {p}overlay (world, resource, record_id, ord, data) "
             "VALUES (?, ?, ?, ?, ?) "
@@ -327,7 +321,7 @@ class _Statements:
             f"SELECT value FROM {p}world_sequences WHERE world = ? AND name = ?"
         )
         self.world_sequence_get = sql(
-            f"SELECT w.base_snapshot, w.fork_snapshot IS NOT NULL, s.value FROM {p}worlds w "
+            f"SELECT w.head, s.value FROM {p}worlds w "
             f"LEFT JOIN {p}world_sequences s ON s.world = w.id AND s.name = ? WHERE w.id = ?"
         )
         self.sequence_set = sql(
@@ -339,7 +333,7 @@ class _Statements:
         self.snapshot = sql(f"SELECT parent, created_at FROM {p}snapshots WHERE id = ?")
         self.snapshots = sql(f"SELECT id, parent, created_at FROM {p}snapshots ORDER BY id")
         self.snapshot_users = sql(
-            f"SELECT id FROM {p}worlds WHERE base_snapshot = ? "
+            f"SELECT id FROM {p}worlds WHERE base_snapshot = ? OR head = ? "
             f"UNION SELECT id FROM {p}snapshots WHERE parent = ? ORDER BY 1 LIMIT 6"
         )
         self.snapshot_drop = [
@@ -408,9 +402,8 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         metadata,
         sa.Column("id", key, primary_key=True),
         sa.Column("base_snapshot", key, nullable=True),
+        sa.Column("head", key, nullable=True),
         sa.Column("created_at", sa.Float, nullable=False),
-        sa.Column("fork_snapshot", key, nullable=True),
-        sa.Column("write_token", key, nullable=True),
     )
     sa.Table(
         f"{prefix}overlay",
@@ -455,7 +448,6 @@ class SqlTransaction:
         "_cursor",
         "_loaded",
         "_locks",
-        "_remembered",
         "_store",
         "_walked",
         "_world",
@@ -476,8 +468,6 @@ class SqlTransaction:
         self._loaded = False
         self._base_layer: _Layer | None = None
         self._written = False
-        # Whether a fork remembered a snapshot of the world (read with the world row).
-        self._remembered = True
         # Records reached by dot-walking during this transaction's list calls; cleared by every
         # write so a walk never sees a stale target.
         self._walked: dict[tuple[str, str], Record | None] = {}
@@ -571,8 +561,8 @@ class SqlTransaction:
             row = cursor.fetchone()
             if row is None:
                 raise NotFoundError("no such world", world=self._world)
-            base_id, remembered, current = row
-            self._load(base_id, remembered)
+            head, current = row
+            self._load(head)
         self._mark_written()
         value = _first_value(self._base_layer, name, start) if current is None else current + 1
         cursor.execute(sql.sequence_set, (self._world, name, value))
@@ -598,11 +588,9 @@ class SqlTransaction:
         )
 
     def _mark_written(self) -> None:
-        """On the first write, forget the snapshot a fork remembered of this world: it no longer
-        holds the world's state. On SQLite the fork that froze and remembered it was the only
-        writer meanwhile, so clearing it is enough (when there is one); on PostgreSQL the
-        writing transaction did it with its first statement (`_lock_world`), and one opened
-        without `writes` refuses to write."""
+        """Before the first write: on the private in-memory database, begin the transaction
+        (reads ran without one); on PostgreSQL, refuse unless the transaction locked the world
+        with its first statement (`_lock_world`), or what it read may have changed."""
         if self._written:
             return
         store = self._store
@@ -613,24 +601,16 @@ class SqlTransaction:
         self._written = True
         if store._private and not store._sqlite_driver.in_transaction:
             self._cursor.execute("BEGIN IMMEDIATE")
-        if self._remembered:
-            self._cursor.execute(store._sql.forget_fork, (self._world,))
 
     def _lock_world(self) -> None:
         """A writing transaction's first statement on PostgreSQL: lock the world row (waiting
-        for the world's current writer to commit), draw a new write token (a fork freezing the
-        world meanwhile remembers nothing under the old one) and read the base snapshot."""
-        cursor = self._cursor
-        cursor.execute(self._store._sql.lock_world, (os.urandom(16).hex(), self._world))
-        row = cursor.fetchone()
-        if row is None:
-            raise NotFoundError("no such world", world=self._world)
-        self._load(row[0], False)
+        for the world's current writer, fork or snapshot to commit) and read its head."""
+        self._base_layer = self._store._locked_head(self._cursor, self._world)
+        self._loaded = True
         self._written = True
 
-    def _load(self, base_id: str | None, remembered: Any) -> None:
-        self._base_layer = None if base_id is None else self._store._layer(self._cursor, base_id)
-        self._remembered = bool(remembered)
+    def _load(self, head: str | None) -> None:
+        self._base_layer = None if head is None else self._store._layer(self._cursor, head)
         self._loaded = True
 
     def base_snapshot(self) -> str | None:
@@ -647,7 +627,7 @@ class SqlTransaction:
             row = cursor.fetchone()
             if row is None:
                 raise NotFoundError("no such world", world=self._world)
-            self._load(*row)
+            self._load(row[0])
         return self._base_layer
 
     def _visible(self, resource: str, record_id: str) -> tuple[str | None, bool]:
@@ -667,8 +647,8 @@ class SqlTransaction:
             row = cursor.fetchone()
             if row is None:
                 raise NotFoundError("no such world", world=self._world)
-            base_id, remembered, overlaid, data = row
-            self._load(base_id, remembered)
+            head, overlaid, data = row
+            self._load(head)
             if overlaid is not None:
                 return (None if data is None else str(data)), True
         base = self._base_layer
@@ -957,7 +937,7 @@ class SqlStore:
                 if cursor.fetchone() is None:
                     raise NotFoundError("no such snapshot", snapshot=from_snapshot)
             created = time.time()
-            cursor.execute(self._sql.insert_world, (world, from_snapshot, created))
+            cursor.execute(self._sql.insert_world, (world, from_snapshot, from_snapshot, created))
             if cursor.fetchone() is None:
                 if not exist_ok:
                     raise ConflictError("a world with this id already exists", world=world)
@@ -966,12 +946,14 @@ class SqlStore:
         return WorldInfo(id=world, base_snapshot=from_snapshot, created_at=created)
 
     def fork_world(self, source: str, new_world: str) -> WorldInfo:
-        """A new world in the source's current state; the source is snapshotted if it has
-        writes, so the two share everything and diverge from here."""
+        """A new world in the source's current state. The source's writes since it was created
+        or last forked are frozen into a snapshot that becomes its head and the new world's
+        base, so the two share everything and diverge from here, and a fork costs what was
+        written since the last one, whatever came before."""
         with self._translated_cursor() as cursor:
             base_id = self._frozen(cursor, source)
             created = time.time()
-            cursor.execute(self._sql.insert_world, (new_world, base_id, created))
+            cursor.execute(self._sql.insert_world, (new_world, base_id, base_id, created))
             if cursor.fetchone() is None:
                 raise ConflictError("a world with this id already exists", world=new_world)
         return WorldInfo(id=new_world, base_snapshot=base_id, created_at=created)
@@ -986,6 +968,7 @@ class SqlStore:
                 return
             self._world_row(cursor, world)
             self._clear(cursor, world)
+            cursor.execute(self._sql.head_to_base, (world,))
 
     def delete_world(self, world: str) -> None:
         with self._cursor() as cursor:
@@ -1009,12 +992,12 @@ class SqlStore:
 
     def snapshot(self, world: str, name: str | None = None) -> str:
         """Freeze the world's current state into an immutable snapshot and return its id (`name`
-        when given). The world keeps its base and its writes, so a later reset still returns
-        to the state it was created in."""
+        when given). The world keeps its base, so a later reset still returns to the state it
+        was created in; the snapshot becomes its head (see `fork_world`)."""
         snapshot_id = name or uuid.uuid4().hex
         with self._translated_cursor() as cursor:
-            base = self._world_base(cursor, world)
-            return self._snapshot(cursor, world, base, snapshot_id)
+            head = self._locked_head(cursor, world)
+            return self._freeze(cursor, world, head, snapshot_id)
 
     def load_base(
         self,
@@ -1094,20 +1077,18 @@ class SqlStore:
         return [SnapshotInfo(id=r[0], parent=r[1], created_at=float(r[2])) for r in rows]
 
     def delete_snapshot(self, snapshot: str) -> None:
-        """Drop a snapshot no world is based on and no snapshot layers on; a fork that
-        remembered it will snapshot afresh."""
+        """Drop a snapshot no world is based on or reads from and no snapshot layers on."""
         with self._cursor() as cursor:
             cursor.execute(self._sql.snapshot, (snapshot,))
             if cursor.fetchone() is None:
                 raise NotFoundError("no such snapshot", snapshot=snapshot)
-            cursor.execute(self._sql.snapshot_users, (snapshot, snapshot))
+            cursor.execute(self._sql.snapshot_users, (snapshot, snapshot, snapshot))
             users = [str(row[0]) for row in cursor.fetchall()]
             if users:
                 shown = ", ".join(users[:5]) + (", ..." if len(users) > 5 else "")
                 raise ConflictError(
                     f"worlds or snapshots still build on it: {shown}", snapshot=snapshot
                 )
-            cursor.execute(self._sql.forget_forks_of, (snapshot,))
             for statement in self._sql.snapshot_drop:
                 cursor.execute(statement, (snapshot,))
         with self._layers_lock:
@@ -1120,21 +1101,24 @@ class SqlStore:
         """Record-level changes from snapshot `against` (default: the world's base) to the
         world's current state, ordered by resource and id."""
         with self._cursor() as cursor:
-            base = self._world_base(cursor, world)
+            cursor.execute(self._sql.world_heads, (world,))
+            row = cursor.fetchone()
+            if row is None:
+                raise NotFoundError("no such world", world=world)
+            origin, head_id = against or row[0], row[1]
+            head = None if head_id is None else self._layer(cursor, head_id)
+            before = None if origin is None else self._layer(cursor, origin)
             cursor.execute(self._sql.overlay_all, (world,))
             overlay = {(r, i): d for r, i, d in cursor.fetchall()}
-            before = base
-            if against is not None and (base is None or against != base.id):
-                before = self._layer(cursor, against)
         candidates = set(overlay)
-        if before is not base:
-            candidates |= _changed_keys(before, base)
+        if before is not head:
+            candidates |= _changed_keys(before, head)
 
         def current(resource: str, record_id: str) -> str | None:
             if (resource, record_id) in overlay:
                 text: str | None = overlay[(resource, record_id)]
                 return text
-            return None if base is None else base.raw(resource, record_id)
+            return None if head is None else head.raw(resource, record_id)
 
         changes = []
         for resource, record_id in sorted(candidates):
@@ -1157,31 +1141,23 @@ class SqlStore:
             raise NotFoundError("no such world", world=world)
         return row[0], float(row[1])
 
-    def _world_base(self, cursor: Any, world: str) -> _Layer | None:
-        base_id, _ = self._world_row(cursor, world)
-        return None if base_id is None else self._layer(cursor, base_id)
-
-    def _frozen(self, cursor: Any, world: str) -> str | None:
-        """A snapshot of the world's current state: its base when it has not written, the
-        snapshot its last fork made when it has not written since, else a new one."""
-        cursor.execute(self._sql.fork_state, (world, world, world))
+    def _locked_head(self, cursor: Any, world: str) -> _Layer | None:
+        """The world's head, with the world row locked (PostgreSQL) until the transaction ends:
+        no writer, fork or snapshot of the world runs meanwhile."""
+        cursor.execute(self._sql.lock_world, (world,))
         row = cursor.fetchone()
         if row is None:
             raise NotFoundError("no such world", world=world)
-        base_id, remembered, token, written = row
-        if not written:
-            return None if base_id is None else str(base_id)
-        if remembered is not None:
-            return str(remembered)
-        base = None if base_id is None else self._layer(cursor, base_id)
-        snapshot_id = self._snapshot(cursor, world, base, uuid.uuid4().hex)
-        if self._sqlite:
-            # This transaction is the only writer: no one wrote since the state was read.
-            cursor.execute(self._sql.remember_fork_alone, (snapshot_id, world))
-        else:
-            # Under a token a concurrent writer has replaced, nothing is remembered.
-            cursor.execute(self._sql.remember_fork, (snapshot_id, world, token))
-        return snapshot_id
+        return None if row[0] is None else self._layer(cursor, row[0])
+
+    def _frozen(self, cursor: Any, world: str) -> str | None:
+        """A snapshot of the world's current state: its head when it has not written since it
+        was created or last frozen, else a new one (`_freeze`)."""
+        head = self._locked_head(cursor, world)
+        cursor.execute(self._sql.written, (world, world))
+        if not cursor.fetchone()[0]:
+            return None if head is None else head.id
+        return self._freeze(cursor, world, head, uuid.uuid4().hex)
 
     def _clear(self, cursor: Any, world: str) -> None:
         cursor.execute(self._sql.overlay_clear, (world,))
@@ -1193,27 +1169,31 @@ class SqlStore:
         if cursor.fetchone() is None:
             raise ConflictError("a snapshot with this id already exists", snapshot=snapshot_id)
 
-    def _snapshot(self, cursor: Any, world: str, base: _Layer | None, snapshot_id: str) -> str:
+    def _freeze(self, cursor: Any, world: str, head: _Layer | None, snapshot_id: str) -> str:
+        """Move the world's writes and counters into a new snapshot on its head, which becomes
+        its head: the cost is what it wrote since it was last frozen.
+
+        Heads would pile up one layer per freeze, and every read walks them, so the new layer
+        takes in the layers beneath it while they are no larger than it (a binary counter):
+        a chain stays O(log n) deep over n freezes and each row is copied O(log n) times,
+        where flattening onto the root every time copied every earlier write again."""
         cursor.execute(self._sql.overlay_all, (world,))
-        overlay = cursor.fetchall()
-        root = None if base is None else base.root
-        rows: dict[tuple[str, str], str | None] = {}
-        if base is not None and base is not root:
-            for resource, resource_rows in base.rows.items():
-                for record_id, text in resource_rows.items():
-                    rows[(resource, record_id)] = text
-        for resource, record_id, data in overlay:
-            rows[(resource, record_id)] = data
-        # A tombstone only matters when the root holds the record it hides.
+        rows: dict[tuple[str, str], str | None] = {(r, i): d for r, i, d in cursor.fetchall()}
+        parent = head
+        while parent is not None and parent.parent is not None and parent.size <= len(rows):
+            below = {(r, i): text for r, own in parent.rows.items() for i, text in own.items()}
+            below.update(rows)  # a record keeps its place in the list order
+            rows, parent = below, parent.parent
+        # A tombstone only matters when a layer beneath holds the record it hides.
         kept = [
             (key, text)
             for key, text in rows.items()
-            if text is not None or (root is not None and root.raw(*key) is not None)
+            if text is not None or (parent is not None and parent.raw(*key) is not None)
         ]
-        sequences = dict(base.sequences) if base is not None else {}
+        sequences = dict(head.sequences) if head is not None else {}
         cursor.execute(self._sql.sequences_of_world, (world,))
         sequences.update({name: int(value) for name, value in cursor.fetchall()})
-        self._claim_snapshot(cursor, snapshot_id, None if root is None else root.id)
+        self._claim_snapshot(cursor, snapshot_id, None if parent is None else parent.id)
         self._grown += sum(len(text) for _, text in kept if text is not None)
         self._sql.insert_all(
             cursor,
@@ -1225,6 +1205,8 @@ class SqlStore:
             self._sql.snapshot_sequence_add,
             [(snapshot_id, name, value) for name, value in sequences.items()],
         )
+        self._clear(cursor, world)
+        cursor.execute(self._sql.set_head, (snapshot_id, world))
         return snapshot_id
 
     def _layer(self, cursor: Any, snapshot_id: str) -> _Layer:
@@ -1308,8 +1290,7 @@ class _Scope:
             if store._sqlite:
                 try:
                     try:
-                        if store._sqlite_driver.in_transaction:  # a lazy one may not have begun
-                            self._cursor.execute("COMMIT" if kind is None else "ROLLBACK")
+                        _end_sqlite(store._sqlite_driver, self._cursor, commit=kind is None)
                     finally:
                         self._cursor.close()
                         store._open = False
@@ -1330,13 +1311,17 @@ class _Scope:
             if kind is not None or not self._translate:
                 raise
             raise _collision(failed) from failed
-        if store._memdb and isinstance(error, sqlite3.OperationalError) and "full" in str(error):
-            raise MockError(
-                "the in-memory store is full (SQLite holds at most 1 GiB in memory and one "
-                "transaction wrote past it): use a database file (sqlite:///path.db) or PostgreSQL",
-                url=store.url,
-            ) from error
-        if self._translate and error is not None and isinstance(error, store._integrity_errors):
+        except Exception as failed:
+            full = _full(store, failed)
+            if full is None:
+                raise
+            raise full from failed
+        if error is None:
+            return
+        full = _full(store, error)
+        if full is not None:
+            raise full from error
+        if self._translate and isinstance(error, store._integrity_errors):
             raise _collision(error) from error
 
 
@@ -1355,6 +1340,43 @@ class _TransactionScope(_Scope):
 
     def __enter__(self) -> SqlTransaction:
         return SqlTransaction(self._store, super().__enter__(), self._world, writes=self._writes)
+
+
+def _end_sqlite(driver: sqlite3.Connection, cursor: Any, *, commit: bool) -> None:
+    """Commit or roll back the connection's transaction, if one began (a lazy one may not
+    have); a COMMIT that fails (a full disk) leaves it open, so it is rolled back."""
+    if not driver.in_transaction:
+        return
+    if not commit:
+        cursor.execute("ROLLBACK")
+        return
+    try:
+        cursor.execute("COMMIT")
+    except BaseException:
+        if driver.in_transaction:
+            cursor.execute("ROLLBACK")
+        raise
+
+
+def _full(store: SqlStore, error: BaseException) -> StoreFullError | None:
+    """A database error that says the database has no room or resources left, as the one
+    error the HTTP layer answers 503; None for any other error."""
+    if isinstance(error, sqlite3.OperationalError) and "full" in str(error):
+        if store._memdb:
+            return StoreFullError(
+                "the in-memory store is full (SQLite holds at most 1 GiB in memory and one "
+                "transaction wrote past it): use a database file (sqlite:///path.db) or "
+                "PostgreSQL",
+                url=store.url,
+            )
+        return StoreFullError(f"the database is full: {error}", url=store.url)
+    # PostgreSQL's class 53, insufficient resources: disk full, out of memory, too many
+    # connections.
+    sqlstate = getattr(error, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate.startswith("53"):
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return StoreFullError(f"the database has no room left: {first}", url=store.url)
+    return None
 
 
 def _collision(error: BaseException | str) -> ConflictError:

@@ -32,6 +32,13 @@ class ConflictError(MockError):
     kind = "conflict"
 
 
+class StoreFullError(MockError):
+    """The database has no room left (a full disk, SQLite's size limit) or no resources for
+    another transaction; nothing of the failed transaction was written (the HTTP layer: 503)."""
+
+    kind = "store_full"
+
+
 class UndeclaredWriteError(MockError):
     """A transaction opened with `writes=False` tried to write. Nothing was written; the caller
     runs its work again in a transaction opened with `writes=True`."""

@@ -194,3 +194,60 @@ def test_worlds_on_postgresql(postgres_url: str) -> None:
     run_state_machine_as_test(
         machine, settings=settings(max_examples=4, stateful_step_count=20, deadline=None)
     )
+
+
+def test_write_and_fork_pairs_store_each_write_a_logarithmic_number_of_times(
+    store_url: str,
+) -> None:
+    """A world that writes and is forked, again and again (a training loop checkpointing an
+    episode), stores O(n log n) rows over n pairs: a fork freezes what was written since the
+    last one instead of every write the world ever made (n^2 / 2 = 32,896 rows here)."""
+    store = SqlStore(MODEL, store_url)
+    store.load_base([("ticket", "a", {"number": "N0"})], "base")
+    store.create_world("w", from_snapshot="base")
+    pairs = 256
+    try:
+        for n in range(pairs):
+            with store.transaction("w") as tx:
+                tx.insert("ticket", f"t{n}", {"number": f"N{n + 1}"})
+            store.fork_world("w", f"f{n}")
+        with store._cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {store.prefix}layer")
+            stored_rows = cursor.fetchone()[0] - 1  # the base's one row
+        for n in (0, 1, 100, pairs - 1):
+            with store.transaction(f"f{n}", writes=False) as tx:
+                assert [i for i, _ in tx.all("ticket")] == ["a"] + [f"t{k}" for k in range(n + 1)]
+        assert stored_rows <= pairs * 9  # log2(256) + 1 copies of each row at most
+        store.reset_world("w")
+        with store.transaction("w", writes=False) as tx:
+            assert [i for i, _ in tx.all("ticket")] == ["a"]
+    finally:
+        store.drop()
+
+
+def test_a_fork_keeps_every_record_in_its_place(store_url: str) -> None:
+    store = SqlStore(MODEL, store_url)
+    store.load_base([("ticket", i, {"number": i}) for i in "abc"], "base")
+    store.create_world("w", from_snapshot="base")
+
+    def order(world: str) -> list[str]:
+        with store.transaction(world, writes=False) as tx:
+            records, _ = tx.list("ticket", Query())
+        return [str(record["number"]) for record in records]
+
+    try:
+        with store.transaction("w") as tx:
+            tx.update("ticket", "a", {"number": "a2"})
+            tx.insert("ticket", "d", {"number": "d"})
+        assert order("w") == ["a2", "b", "c", "d"]
+        store.fork_world("w", "f")
+        with store.transaction("f") as tx:
+            tx.update("ticket", "b", {"number": "b2"})
+        store.fork_world("f", "g")
+        assert (order("w"), order("f"), order("g")) == (
+            ["a2", "b", "c", "d"],
+            ["a2", "b2", "c", "d"],
+            ["a2", "b2", "c", "d"],
+        )
+    finally:
+        store.drop()
