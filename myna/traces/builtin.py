@@ -5,6 +5,7 @@ from myna.traces.har import looks_like_har, read_har
 from myna.traces.jsonl import looks_like_jsonl, read_jsonl
 from myna.traces.mcp import looks_like_mcp, read_mcp
 from myna.traces.otlp import looks_like_otlp, read_otlp
+from myna.traces.nock import looks_like_nock, read_nock
 from myna.traces.transcripts import (
     looks_like_anthropic,
     looks_like_openai_chat,
@@ -13,6 +14,7 @@ from myna.traces.transcripts import (
     read_openai_chat,
     read_openai_responses,
 )
+from myna.traces.vcr import looks_like_vcr, read_vcr
 
 register_reader(
     "jsonl",
@@ -31,6 +33,18 @@ register_reader(
     read_otlp,
     detect=looks_like_otlp,
     description="OpenTelemetry OTLP JSON traces (HTTP client spans, GenAI tool spans)",
+)
+register_reader(
+    "vcr",
+    read_vcr,
+    detect=looks_like_vcr,
+    description="VCR cassettes: vcrpy (YAML, JSON), Ruby VCR (YAML, JSON), Betamax (JSON)",
+)
+register_reader(
+    "nock",
+    read_nock,
+    detect=looks_like_nock,
+    description="nock recordings (nock.recorder with output_objects: a JSON array)",
 )
 register_reader(
     "mcp",

@@ -7,12 +7,13 @@ before `log.entries`. Smaller files are parsed in one go, which is faster. Both 
 same sessions and the same errors (a malformed small file is re-read by the streaming parser to
 find the entry at fault).
 
-Sessions: an entry with a `pageref` belongs to the session `<file stem>/<pageref>`; entries without
-one go to the session `<file stem>`. Page titles reach the session metadata; in a streamed file,
-only when `pages` comes before `entries`, as the HAR specification orders them (Polly writes
-`pages` after `entries`, but leaves it empty). Exchange ids are `<file stem>#<entry index>`:
-stable across runs and unique within a file, where Polly's `_id` is not (it hashes the request,
-so repeats collide).
+Sessions: an entry with a `pageref` belongs to the session `<file key>/<pageref>`; entries without
+one go to the session `<file key>` (the file's stem, qualified by its folders when another input
+of the same import shares the stem: see `reading.file_keys`). Page titles reach the session
+metadata; in a streamed file, only when `pages` comes before `entries`, as the HAR specification
+orders them (Polly writes `pages` after `entries`, but leaves it empty). Exchange ids are
+`<file key>#<entry index>`: stable across runs and unique within an import, where Polly's `_id` is
+not (it hashes the request, so repeats collide).
 
 Entries that are not API traffic are counted in the report and left out: static assets (images,
 fonts, scripts, styles; kept with `include_static`), WebSocket connections and non-HTTP URLs.
@@ -20,49 +21,22 @@ fonts, scripts, styles; kept with `include_static`), WebSocket connections and n
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlencode
 
 import ijson
 
-from myna.traces import strictjson
 from myna.traces.formats import Peek
+from myna.traces.jsonarray import content_start, first_line, load_small, streamed_items
 from myna.traces.model import Body, Exchange, Pairs, Session
-from myna.traces.redact import (
-    json_may_hold_secrets,
-    redact_json,
-    redact_multipart,
-    redact_query_string,
-)
+from myna.traces.recorded import parse_body, skip_reason, url_query
 from myna.traces.source import PartBuffer, Source
 
 STATIC_RESOURCE_TYPES = frozenset({"image", "font", "script", "stylesheet", "media", "manifest"})
-STATIC_MIME_PREFIXES = ("image/", "font/", "video/", "audio/")
-STATIC_MIME_TYPES = frozenset(
-    {
-        "text/css",
-        "text/javascript",
-        "application/javascript",
-        "application/x-javascript",
-        "application/ecmascript",
-        "application/font-woff",
-        "application/font-woff2",
-        "application/x-font-ttf",
-        "application/x-font-woff",
-        "application/vnd.ms-fontobject",
-    }
-)
-STATIC_EXTENSIONS = frozenset(
-    {
-        "png", "jpg", "jpeg", "gif", "svg", "ico", "webp", "avif", "bmp",
-        "woff", "woff2", "ttf", "otf", "eot", "css", "js", "mjs", "map",
-    }
-)  # fmt: skip
 
 _ENTRY_PREFIX = "log.entries.item"
 
@@ -94,7 +68,7 @@ def read_har(source: Source) -> Iterator[Session]:
         if not source.admit(exchange, walk_json=False):
             continue
         pageref = entry.get("pageref")
-        session_id = f"{source.stem}/{pageref}" if pageref else source.stem
+        session_id = f"{source.key}/{pageref}" if pageref else source.key
         buffer = buffers.get(session_id)
         if buffer is None:
             buffer = buffers[session_id] = PartBuffer(
@@ -122,19 +96,13 @@ def _flush_all(buffers: dict[str, PartBuffer], source: Source) -> Iterator[Sessi
 
 def _open_entries(source: Source) -> tuple[_Prelude, Iterator[tuple[int, Any]]]:
     """The prelude and the numbered entries: parsed whole when small, streamed otherwise."""
-    start = _content_start(source)
-    size = os.fstat(source.file.fileno()).st_size - start
-    if size <= WHOLE_FILE_BYTES:
-        try:
-            document = strictjson.load(source.file)
-        except (ValueError, UnicodeDecodeError):
-            # The streaming parser says which entry is broken; let it find and report it.
-            source.file.seek(start)
-        else:
-            return _from_document(document, source)
+    start = content_start(source)
+    small = load_small(source, start, WHOLE_FILE_BYTES)
+    if small:
+        return _from_document(small[0], source)
     prelude = _read_prelude(source)
     source.file.seek(start)
-    return prelude, _streamed_entries(source)
+    return prelude, streamed_items(source, _ENTRY_PREFIX)
 
 
 def _from_document(document: Any, source: Source) -> tuple[_Prelude, Iterator[tuple[int, Any]]]:
@@ -157,32 +125,6 @@ def _from_document(document: Any, source: Source) -> tuple[_Prelude, Iterator[tu
     for page in log.get("pages") or ():
         _keep(prelude, "log.pages.item", page)
     return prelude, enumerate(entries)
-
-
-def _streamed_entries(source: Source) -> Iterator[tuple[int, Any]]:
-    # ijson's C backend builds each entry straight from the file: no Python code runs per JSON
-    # token, which is what keeps the reader near the parser's own speed.
-    entries = ijson.items(source.file, _ENTRY_PREFIX, use_float=True)
-    index = 0
-    while True:
-        try:
-            entry = next(entries)
-        except StopIteration:
-            return
-        except ijson.JSONError as error:
-            raise source.error(
-                f"invalid or truncated JSON near byte {source.file.tell()}: {_first_line(error)}",
-                entry=index,
-            ) from None
-        yield index, entry
-        index += 1
-
-
-def _content_start(source: Source) -> int:
-    """Skip a UTF-8 byte order mark (Fiddler writes one), which the JSON parser rejects."""
-    start = 3 if source.file.read(3) == b"\xef\xbb\xbf" else 0
-    source.file.seek(start)
-    return start
 
 
 @dataclass(slots=True)
@@ -224,7 +166,7 @@ def _read_prelude(source: Source) -> _Prelude:
                 raise source.error(f"not a HAR file: {what} must be a JSON object", field=prefix)
     except ijson.JSONError as error:
         raise source.error(
-            f"invalid or truncated JSON near byte {source.file.tell()}: {_first_line(error)}",
+            f"invalid or truncated JSON near byte {source.file.tell()}: {first_line(error)}",
             field="log",
         ) from None
     raise source.error("HAR has no `log.entries` array", field="log.entries")
@@ -265,22 +207,12 @@ def _skip_reason(entry: dict[str, Any], *, include_static: bool) -> str | None:
         or "_webSocketMessages" in entry
     ):
         return "websocket"
-    if scheme not in ("http", "https"):
-        return "non_http"
-    if include_static:
-        return None
-    if entry.get("_resourceType") in STATIC_RESOURCE_TYPES:
+    if not include_static and entry.get("_resourceType") in STATIC_RESOURCE_TYPES:
         return "static"
     response = entry.get("response")
     content = response.get("content") if isinstance(response, dict) else None
     mime = content.get("mimeType") if isinstance(content, dict) else None
-    if isinstance(mime, str) and mime:
-        essence = mime.partition(";")[0].strip().lower()
-        if essence in STATIC_MIME_TYPES or essence.startswith(STATIC_MIME_PREFIXES):
-            return "static"
-    last_segment = urlsplit(url).path.rpartition("/")[2]
-    extension = last_segment.rpartition(".")[2].lower() if "." in last_segment else ""
-    return "static" if extension in STATIC_EXTENSIONS else None
+    return skip_reason(url, mime if isinstance(mime, str) else None, include_static=include_static)
 
 
 def _exchange(entry: dict[str, Any], source: Source, index: int) -> tuple[Exchange, int]:
@@ -307,7 +239,7 @@ def _exchange(entry: dict[str, Any], source: Source, index: int) -> tuple[Exchan
     request_body, request_size = _request_body(request.get("postData"))
     response_body, response_size = _response_body(response.get("content"))
     exchange = Exchange(
-        id=f"{source.stem}#{index}",
+        id=f"{source.key}#{index}",
         method=method.upper(),
         url=url,
         status=status,
@@ -341,8 +273,7 @@ def _text(value: Any) -> str:
 def _query(items: Any, url: str) -> Pairs:
     if isinstance(items, list) and items:
         return _pairs(items)
-    _, _, query = url.partition("?")
-    return parse_qsl(query.partition("#")[0], keep_blank_values=True) if query else []
+    return url_query(url)
 
 
 def _started_at(value: Any, source: Source, index: int) -> datetime | None:
@@ -378,38 +309,3 @@ def _response_body(content: Any) -> tuple[Body, int]:
     if not isinstance(content, dict):
         return Body(), 0
     return parse_body(content.get("text"), content.get("mimeType"), content.get("encoding"))
-
-
-def parse_body(text: Any, mime_type: Any, encoding: Any) -> tuple[Body, int]:
-    """Classify and redact a body given as HAR text; returns it with its size in characters.
-
-    JSON is recognised by parsing, not by trusting the declared type (services answer JSON as
-    `text/plain` and HTML as `application/json`); NaN and Infinity are not JSON and stay text.
-    """
-    mime = mime_type if isinstance(mime_type, str) and mime_type else None
-    if text is None or text == "":
-        return Body(mime_type=mime), 0
-    if not isinstance(text, str):
-        return Body("json", redact_json(text), mime), 256
-    size = len(text)
-    if encoding == "base64":
-        return Body("base64", text, mime), size
-    lead = text.lstrip()[:1]
-    if lead in ("{", "[") or (mime and "json" in mime):
-        try:
-            value = strictjson.loads(text)
-        except ValueError:
-            pass
-        else:
-            if json_may_hold_secrets(text):
-                value = redact_json(value)
-            return Body("json", value, mime), size
-    if mime and "x-www-form-urlencoded" in mime:
-        text = redact_query_string(text)
-    elif mime and "multipart/form-data" in mime:
-        text = redact_multipart(text)
-    return Body("text", text, mime), size
-
-
-def _first_line(error: Exception) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

@@ -3,7 +3,8 @@
 Accepted shapes: JSON Lines with one JSON-RPC message per line (a line may also hold a batch, a
 JSON array of messages), or a JSON array of messages. A message may be wrapped in an envelope
 `{"timestamp": ..., "direction": ..., "message": {...}}`, as loggers and proxies write them; the
-timestamp becomes the call's time. One file is one session, named after the file.
+timestamp becomes the call's time. One file is one session, named by its file key
+(`reading.file_keys`); a call's id is `<file key>#<JSON-RPC id>`.
 
 A `tools/call` request becomes a `ToolCall`; its response fills `result` (the `structuredContent`
 when present, else the content: a single text block's text, parsed when it is a JSON document),
@@ -38,7 +39,7 @@ def looks_like_mcp(peek: Peek) -> bool:
 
 def read_mcp(source: Source) -> Iterator[Session]:
     """Yield the one session of an MCP log (see the module docstring)."""
-    header = Session(id=source.stem, source=source.name, metadata={"format": "mcp"})
+    header = Session(id=source.key, source=source.name, metadata={"format": "mcp"})
     buffer = PartBuffer(header, source.options.part_events, source.options.part_bytes)
     pending: OrderedDict[str, tuple[ToolCall, bool]] = OrderedDict()
     source.report.sessions += 1
@@ -95,7 +96,8 @@ def _request(
         raise source.error("tools/call request has no tool name", line=line, field="params.name")
     if key in pending:
         raise source.error(f"request id {key} is used twice while unanswered", line=line)
-    pending[key] = (ToolCall(key, name, params.get("arguments"), started_at=at), False)
+    call = ToolCall(f"{source.key}#{key}", name, params.get("arguments"), started_at=at)
+    pending[key] = (call, False)
 
 
 def answer_call(call: ToolCall, message: dict[str, Any]) -> None:

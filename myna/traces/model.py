@@ -56,10 +56,10 @@ class Exchange:
         return urlsplit(self.url).netloc
 
     def request_header(self, name: str) -> str | None:
-        return _first(self.request_headers, name)
+        return header_value(self.request_headers, name)
 
     def response_header(self, name: str) -> str | None:
-        return _first(self.response_headers, name)
+        return header_value(self.response_headers, name)
 
 
 @dataclass(slots=True)
@@ -122,7 +122,8 @@ class Session:
         return [event for event in self.events if isinstance(event, Message)]
 
 
-def _first(pairs: Pairs, name: str) -> str | None:
+def header_value(pairs: Pairs, name: str) -> str | None:
+    """The first value of the header `name` (any case) in `pairs`, if any."""
     wanted = name.lower()
     for key, value in pairs:
         if key.lower() == wanted:

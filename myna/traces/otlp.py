@@ -4,7 +4,7 @@ Accepted shapes: JSON Lines with one `ExportTraceServiceRequest` (`{"resourceSpa
 line, as the collector's `file` exporter and the SDK's OTLP JSON file exporter write them, or one
 such request as a JSON document (an OTLP/HTTP request body, pretty-printed or not).
 
-Spans of one trace are one session, `<file stem>/<traceId>` (a trace's spans may arrive across
+Spans of one trace are one session, `<file key>/<traceId>` (a trace's spans may arrive across
 many lines: sessions are buffered like HAR pages, with one bound on everything held, and yielded
 in parts sharing the id when that bound is reached). Events in a part are in start-time order.
 
@@ -37,7 +37,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from myna.traces import strictjson
 from myna.traces.formats import PEEK_BYTES, Peek
-from myna.traces.har import parse_body
+from myna.traces.recorded import parse_body
 from myna.traces.model import Body, Event, Exchange, Pairs, Session, ToolCall
 from myna.traces.source import PartBuffer, Source
 
@@ -63,7 +63,7 @@ def read_otlp(source: Source) -> Iterator[Session]:
     held_events = held_bytes = 0
     for span in _spans(source):
         event = _event(span, source)
-        session_id = f"{source.stem}/{span.trace_id}"
+        session_id = f"{source.key}/{span.trace_id}"
         buffer = buffers.get(session_id)
         if buffer is None:
             header = Session(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
@@ -64,12 +66,21 @@ class SessionStream(Iterator[Session]):
         return self.bytes_read + current.tell()
 
     def _read_all(self, paths: list[Path]) -> Iterator[Session]:
-        for path in paths:
+        # Which file first produced each session id: a later file that produces it again (ids
+        # read from the content, as canonical JSONL and transcripts carry them) gets its own.
+        first_file: dict[str, int] = {}
+        for index, (path, key) in enumerate(zip(paths, file_keys(paths), strict=True)):
             with _open(path) as file:
                 self._file = file
                 spec = _reader_for(path, file, self._format)
-                source = Source(path, file, self._options, self.report, self._pseudonymiser)
-                yield from spec.read(source)
+                source = Source(
+                    path, file, self._options, self.report, self._pseudonymiser, key=key
+                )
+                for session in spec.read(source):
+                    if first_file.setdefault(session.id, index) != index:
+                        _qualify(session, key)
+                        first_file.setdefault(session.id, index)
+                    yield session
                 self.bytes_read += file.tell()
                 self.report.files += 1
             self._file = None
@@ -93,6 +104,52 @@ def read_many(
 ) -> SessionStream:
     """Read several trace files in order as one stream (one report, one pseudonymisation)."""
     return SessionStream(paths, format=format, options=options or ReadOptions())
+
+
+def file_keys(paths: Sequence[Path]) -> list[str]:
+    """A name for each input file, unique within the import and the same on every run.
+
+    A file's stem, when no other input has that stem; otherwise its path below the deepest folder
+    holding all the inputs with that stem (`gitlab/fetch-users`, `snipe-it/fetch-users`), with
+    the suffix when only the suffix tells them apart. A name still taken (the same file given
+    twice) gets `~2`, `~3`, ... in input order.
+    """
+    by_stem: dict[str, list[int]] = defaultdict(list)
+    for index, path in enumerate(paths):
+        by_stem[path.stem].append(index)
+    names = [path.stem for path in paths]
+    for indexes in by_stem.values():
+        resolved = [paths[index].resolve() for index in indexes]
+        if len(set(resolved)) < 2:
+            continue
+        common = Path(os.path.commonpath([path.parent for path in resolved]))
+        relative = [path.relative_to(common) for path in resolved]
+        qualified = [path.with_suffix("").as_posix() for path in relative]
+        if len(set(qualified)) < len(set(resolved)):
+            qualified = [path.as_posix() for path in relative]
+        for index, name in zip(indexes, qualified, strict=True):
+            names[index] = name
+    return _numbered(names)
+
+
+def _numbered(names: list[str]) -> list[str]:
+    taken: set[str] = set()
+    unique = []
+    for name in names:
+        candidate, number = name, 1
+        while candidate in taken:
+            number += 1
+            candidate = f"{name}~{number}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
+
+
+def _qualify(session: Session, key: str) -> None:
+    """Prefix a session's id and its events' ids with its file's key (see `_read_all`)."""
+    session.id = f"{key}/{session.id}"
+    for event in session.events:
+        event.id = f"{key}/{event.id}"
 
 
 def _open(path: Path) -> BinaryIO:

@@ -8,6 +8,7 @@ cuts long sessions into bounded parts so that memory stays flat whatever the fil
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -22,21 +23,26 @@ from myna.traces.redact import redact_headers, redact_json, redact_pairs, redact
 
 @dataclass(slots=True)
 class Source:
-    """One input file being read, with the options and report of the whole read."""
+    """One input file being read, with the options and report of the whole read.
+
+    `key` names the file within the import (see `file_keys`): readers build the ids of the
+    sessions and events they make up from it, so that those ids are unique across all files.
+    """
 
     path: Path
     file: BinaryIO
     options: ReadOptions
     report: ReadReport
     pseudonymiser: Pseudonymiser | None = None
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.path.stem
 
     @property
     def name(self) -> str:
         return str(self.path)
-
-    @property
-    def stem(self) -> str:
-        return self.path.stem
 
     def error(
         self,
@@ -85,6 +91,24 @@ class Source:
         self._note_time(event)
         self.report.events += 1
         return True
+
+    def one_session(
+        self, metadata: dict[str, Any], events: Iterable[tuple[Event, int] | None]
+    ) -> Iterator[Session]:
+        """The session `<file key>` of a file that is one session (a cassette, a recording),
+        from its events with their sizes (`None` for an entry left out), admitted and yielded
+        in bounded parts."""
+        header = Session(id=self.key, source=self.name, metadata=metadata)
+        buffer = PartBuffer(header, self.options.part_events, self.options.part_bytes)
+        self.report.sessions += 1
+        for built in events:
+            if built is None or not self.admit(built[0], walk_json=False):
+                continue
+            part = buffer.add(*built)
+            if part is not None:
+                yield part
+        if buffer.events or buffer.parts_yielded == 0:
+            yield buffer.flush()
 
     def _note_time(self, event: Event) -> None:
         moment = event.started_at

@@ -11,7 +11,8 @@ A conversation object holds its turns under `messages` (Chat Completions, Anthro
 may carry `id` (or `conversation_id`, `session_id`), `task`, `outcome` (or a boolean `success`,
 `passed`, `resolved`) and `feedback`, at the top level or inside `metadata`. Every other top-level
 field (model, tools, ...) is kept in the session metadata. A conversation without an id is named
-`<file stem>` (single object) or `<file stem>#<line or index>`.
+`<file key>` (single object) or `<file key>#<line or index>`, the file key being the file's stem
+unless another input of the import shares it (`reading.file_keys`).
 
 Tool calls become `ToolCall`s at the position of the call, with the matching result or error
 attached: `tool_calls` + `tool` messages (by `tool_call_id`), `function_call` +
@@ -177,10 +178,10 @@ def _session_id(fields: dict[str, Any], source: Source, where: Where) -> str:
         if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
             return str(value)
     if where.line is not None:
-        return f"{source.stem}#{where.line}"
+        return f"{source.key}#{where.line}"
     if where.index is not None:
-        return f"{source.stem}#{where.index}"
-    return source.stem
+        return f"{source.key}#{where.index}"
+    return source.key
 
 
 _PICKED = frozenset({"task", "outcome", "success", "passed", "resolved", "feedback", "metadata"})

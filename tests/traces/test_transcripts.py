@@ -151,7 +151,7 @@ def test_mcp_calls_are_matched_by_id_and_kept_in_request_order() -> None:
     assert session.metadata["server"]["name"] == "servicenow-mcp"
     assert calls(session) == [
         (
-            "2",
+            "mcp#2",
             "get_incident",
             {"number": "INC0010031"},
             {
@@ -162,20 +162,20 @@ def test_mcp_calls_are_matched_by_id_and_kept_in_request_order() -> None:
             None,
         ),
         (
-            "3",
+            "mcp#3",
             "add_comment",
             {"number": "INC0010031", "comment": "Looking into it"},
             None,
             "Incident INC0010031 is closed; comments are read-only",
         ),
         (
-            "4",
+            "mcp#4",
             "reopen_incident",
             {"number": "INC0010031"},
             None,
             "-32602: Unknown tool: reopen_incident",
         ),
-        ("5", "get_incident", {"number": "INC0010032"}, None, "no response recorded"),
+        ("mcp#5", "get_incident", {"number": "INC0010032"}, None, "no response recorded"),
     ]
     assert session.tool_calls[0].started_at == datetime(2025, 3, 4, 16, 20, 5, 3000, tzinfo=UTC)
     assert stream.report.skipped == {"mcp_other": 5}
@@ -190,7 +190,7 @@ def test_mcp_log_may_be_a_json_array_of_bare_messages(write_json: WriteFile) -> 
         ],
     )
 
-    assert calls(only_session(path)) == [("a", "ping", None, {"ok": True}, None)]
+    assert calls(only_session(path)) == [("log#a", "ping", None, {"ok": True}, None)]
 
 
 def test_a_json_array_of_messages_is_one_conversation(write_json: WriteFile) -> None:
@@ -295,7 +295,7 @@ def test_mcp_responses_carry_results_through_redaction(write_json: WriteFile) ->
     (call,) = only_session(path).tool_calls
 
     assert call == ToolCall(
-        "1",
+        "auth#1",
         "login",
         {"user": "a", "password": "[REDACTED]"},
         {"access_token": "[REDACTED]", "expires_in": 3600},
