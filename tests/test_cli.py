@@ -7,6 +7,7 @@ process; the rest use Typer's in-process runner.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 from myna import __version__
 from myna.cli import app
-from tests.traces.helpers import HAR_CORPUS, corpus_hars, entry, har
+from tests.traces.helpers import CORPUS, HAR_CORPUS, corpus_hars, entry, har
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "traces" / "fixtures"
@@ -68,6 +69,11 @@ def _write(path: Path, content: object) -> Path:
         ("tickets.csv", "number,state\nINC001,New\n", "cannot tell the trace format"),
         ("cut.jsonl", '{"type": "session", "version": 1, "id": "s"}\n{"type": "mess', "line 2"),
         ("missing.har", None, "cannot read the file"),
+        (
+            "cassette.yaml",
+            "interactions:\n- request: {method: GET, uri: 'https://h/'}\n  response: {}\n",
+            "entry 0, field interactions[0].response.status.code",
+        ),
     ],
     ids=[
         "truncated",
@@ -76,6 +82,7 @@ def _write(path: Path, content: object) -> Path:
         "unknown-format",
         "truncated-jsonl",
         "unreadable",
+        "cassette-without-status",
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_no_output(
@@ -176,6 +183,57 @@ def test_stats_tables_show_hosts_methods_statuses_and_tools() -> None:
     assert result.exit_code == 0, result.output
     assert "Tool calls per tool" in result.output
     assert "close_incident" in result.output
+
+
+def test_import_reads_cassettes_and_recordings_as_the_same_sessions(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    inputs = [FIXTURES / name for name in ("vcrpy.yaml", "vcrpy.json", "nock.json")]
+
+    result = runner.invoke(app, ["traces", "import", *map(str, inputs), "-o", str(out)])
+
+    assert result.exit_code == 0, result.output
+    assert "queries written without ?" in result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    sessions = [line["id"] for line in lines if line["type"] == "session"]
+    assert sessions == ["vcrpy.yaml", "vcrpy.json", "nock"]
+    assert [line["id"] for line in lines if line["type"] == "exchange"][:2] == [
+        "vcrpy.yaml#0",
+        "vcrpy.yaml#1",
+    ]
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "table"])
+def test_stats_count_queries_written_without_question_mark(as_json: bool) -> None:
+    inputs = [str(FIXTURES / name) for name in ("vcrpy.yaml", "betamax.json", "nock.json")]
+
+    result = runner.invoke(app, ["traces", "stats", *(["--json"] if as_json else []), *inputs])
+
+    assert result.exit_code == 0, result.output
+    if as_json:
+        stats = json.loads(result.output)
+        assert (stats["exchanges"], stats["queries_without_question_mark"]) == (19, 3)
+    else:
+        assert re.search(r"queries written without \?\s+│\s+3 ", result.output)
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not present at {CORPUS}")
+@pytest.mark.parametrize(
+    ("pattern", "files", "exchanges", "writes"),
+    [("vcr/notion-sdk-py/*.yaml", 79, 334, 266), ("nock/octokit_fixtures/*.json", 22, 71, 39)],
+    ids=["notion-vcr", "octokit-nock"],
+)
+def test_stats_prints_the_cassette_corpus_counts(
+    pattern: str, files: int, exchanges: int, writes: int
+) -> None:
+    paths = sorted(CORPUS.glob(pattern))
+
+    result = runner.invoke(app, ["traces", "stats", "--json", *map(str, paths)])
+
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert (stats["files"], stats["sessions"], stats["exchanges"]) == (files, files, exchanges)
+    assert exchanges - stats["exchanges_per_method"].get("GET", 0) == writes
 
 
 @pytest.mark.corpus

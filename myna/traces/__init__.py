@@ -1,4 +1,5 @@
-"""Stage 1: read recorded interactions (HAR, canonical JSONL, agent transcripts) into one model.
+"""Stage 1: read recorded interactions (HAR, VCR and nock recordings, canonical JSONL, agent
+transcripts) into one model.
 
 `read(path)` and `read_many(paths)` stream `Session`s from any registered format; `write_jsonl`
 writes them as canonical JSONL. See `myna.traces.reading` for the details and `ReadOptions` for

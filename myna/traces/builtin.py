@@ -4,8 +4,8 @@ from myna.traces.formats import register_reader
 from myna.traces.har import looks_like_har, read_har
 from myna.traces.jsonl import looks_like_jsonl, read_jsonl
 from myna.traces.mcp import looks_like_mcp, read_mcp
-from myna.traces.otlp import looks_like_otlp, read_otlp
 from myna.traces.nock import looks_like_nock, read_nock
+from myna.traces.otlp import looks_like_otlp, read_otlp
 from myna.traces.transcripts import (
     looks_like_anthropic,
     looks_like_openai_chat,

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from myna.traces.stats import TraceStats
 
 FILES = typer.Argument(
-    help="Trace files: HAR, canonical JSONL, OTLP JSON, agent transcripts, MCP logs."
+    help="Trace files: HAR, VCR cassettes, nock recordings, OTLP JSON, canonical JSONL, agent "
+    "transcripts, MCP logs."
 )
 FORMAT_HELP = (
-    "Input format (har, jsonl, otlp, openai-chat, openai-responses, anthropic, mcp); "
+    "Input format (har, vcr, nock, otlp, jsonl, openai-chat, openai-responses, anthropic, mcp); "
     "detected from each file's first bytes when left out."
 )
 
@@ -195,6 +196,8 @@ def _print_import_summary(
     table.add_row("events", str(report.events))
     for reason, count in sorted(report.skipped.items()):
         table.add_row(f"skipped ({reason.replace('_', ' ')})", str(count))
+    if report.queries_without_question_mark:
+        table.add_row("queries written without ?", str(report.queries_without_question_mark))
     megabytes = stream.bytes_read / 1e6
     rate = megabytes / elapsed if elapsed > 0 else 0.0
     table.add_row("read", f"{megabytes:,.1f} MB in {elapsed:,.1f} s ({rate:,.1f} MB/s)")
@@ -213,6 +216,7 @@ def _print_stats(console: Console, stats: TraceStats) -> None:
         ("exchanges", stats.exchanges),
         ("tool calls", stats.tool_calls),
         ("messages", stats.messages),
+        ("queries written without ?", stats.queries_without_question_mark),
         ("first event", stats.first_event_at.isoformat() if stats.first_event_at else "-"),
         ("last event", stats.last_event_at.isoformat() if stats.last_event_at else "-"),
     ):

@@ -38,11 +38,14 @@ class ReadReport:
 
     `skipped` maps a reason (`static`, `websocket`, `non_http`, `filtered`) to how many entries
     or events were left out for it; nothing is dropped without being counted here.
+    `queries_without_question_mark` counts the exchanges whose URL had its query written without
+    a `?` (`/groups.json&page=2`), read as a query.
     """
 
     files: int = 0
     sessions: int = 0
     events: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
+    queries_without_question_mark: int = 0
     first_event_at: datetime | None = None
     last_event_at: datetime | None = None

@@ -37,8 +37,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from myna.traces import strictjson
 from myna.traces.formats import PEEK_BYTES, Peek
-from myna.traces.recorded import parse_body
 from myna.traces.model import Body, Event, Exchange, Pairs, Session, ToolCall
+from myna.traces.recorded import parse_body
 from myna.traces.source import PartBuffer, Source
 
 SPAN_KIND_SERVER = 2

@@ -91,10 +91,11 @@ def read(
 ) -> SessionStream:
     """Read one trace file into sessions, streaming.
 
-    `format` names a registered reader (`har`, `jsonl`, `openai-chat`, `openai-responses`,
-    `anthropic`, `mcp`); by default it is detected from the start of the file. Credentials are
-    always redacted; see `ReadOptions` for static assets, filters and pseudonymisation. Raises
-    `TraceFormatError` naming the file and the entry or line when the input is malformed.
+    `format` names a registered reader (`har`, `vcr`, `nock`, `jsonl`, `openai-chat`,
+    `openai-responses`, `anthropic`, `mcp`); by default it is detected from the start of the
+    file. Credentials are always redacted; see `ReadOptions` for static assets, filters and
+    pseudonymisation. Raises `TraceFormatError` naming the file and the entry or line when the
+    input is malformed.
     """
     return SessionStream([path], format=format, options=options or ReadOptions())
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import codecs
+import re
 import zlib
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import orjson
 
@@ -73,6 +74,26 @@ def skip_reason(url: str, mime: str | None, *, include_static: bool) -> str | No
     last_segment = urlsplit(url).path.rpartition("/")[2]
     extension = last_segment.rpartition(".")[2].lower() if "." in last_segment else ""
     return "static" if extension in STATIC_EXTENSIONS else None
+
+
+_QUERY_PAIR = re.compile(r"[^=&#/?\s]+=[^&#/?\s]*")
+
+
+def without_bare_query(url: str) -> str | None:
+    """The URL with its query behind a `?`, when it was written without one; else `None`.
+
+    Some recorders and clients write `https://h/api/groups.json&page[size]=100`: no `?`, the
+    first `&` starting the query. Read literally, `&page[size]=100` is part of the last path
+    segment. Only a path without `?` whose part after the first `&` is all `name=value` pairs
+    (no `/` in them: `/a&b=c/d` stays a path) is read so.
+    """
+    if "?" in url or "&" not in url:
+        return None
+    parts = urlsplit(url)
+    path, _, query = parts.path.partition("&")
+    if not query or not all(_QUERY_PAIR.fullmatch(pair) for pair in query.split("&") if pair):
+        return None
+    return urlunsplit((parts.scheme, parts.netloc, path, query, parts.fragment))
 
 
 def url_query(url: str) -> Pairs:

@@ -18,6 +18,7 @@ from myna.traces import strictjson
 from myna.traces.model import Event, Exchange, Session, ToolCall
 from myna.traces.options import ReadOptions, ReadReport
 from myna.traces.pseudonymise import Pseudonymiser
+from myna.traces.recorded import url_query, without_bare_query
 from myna.traces.redact import redact_headers, redact_json, redact_pairs, redact_url
 
 
@@ -72,10 +73,12 @@ class Source:
         need no redaction walk: the reader redacted them already, or a test on the raw text
         (`json_may_hold_secrets`) found no secret key in them. Walking is the costly part.
         """
+        bare_query = isinstance(event, Exchange) and _read_bare_query(event)
         filters = self.options.filters
         if filters.active and not filters.keeps(event):
             self.report.skipped["filtered"] += 1
             return False
+        self.report.queries_without_question_mark += bare_query
         if isinstance(event, Exchange):
             _redact_exchange(event, walk_json=walk_json)
             if self.pseudonymiser:
@@ -124,6 +127,18 @@ class Source:
             # A naive timestamp cannot be ordered against an aware one; the span then stays
             # what the aware timestamps say rather than guessing a zone.
             return
+
+
+def _read_bare_query(exchange: Exchange) -> bool:
+    """Give a query written without `?` its `?` (`recorded.without_bare_query`); whether it had
+    to. Done first, so that filters see the path and redaction sees the query."""
+    url = without_bare_query(exchange.url)
+    if url is None:
+        return False
+    exchange.url = url
+    if not exchange.query:
+        exchange.query = url_query(url)
+    return True
 
 
 def _redact_exchange(exchange: Exchange, *, walk_json: bool) -> None:

@@ -26,6 +26,7 @@ class TraceStats:
     tools: Counter[str] = field(default_factory=Counter)
     tool_errors: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    queries_without_question_mark: int = 0
     first_event_at: datetime | None = None
     last_event_at: datetime | None = None
     files: int = 0
@@ -46,6 +47,7 @@ class TraceStats:
             "tool_calls_per_tool": _ordered(self.tools),
             "tool_errors_per_tool": _ordered(self.tool_errors),
             "skipped": _ordered(self.skipped),
+            "queries_without_question_mark": self.queries_without_question_mark,
         }
 
 
@@ -74,11 +76,13 @@ def collect(sessions: Iterable[Session]) -> TraceStats:
 
 
 def finish(stats: TraceStats, report: ReadReport) -> TraceStats:
-    """Add what only the reader knows: files read, time span, entries skipped and why."""
+    """Add what only the reader knows: files read, time span, entries skipped and why, queries
+    written without `?`."""
     stats.files = report.files
     stats.first_event_at = report.first_event_at
     stats.last_event_at = report.last_event_at
     stats.skipped = Counter(report.skipped)
+    stats.queries_without_question_mark = report.queries_without_question_mark
     return stats
 
 

@@ -50,16 +50,16 @@ KEYS = ("interactions", "http_interactions")
 _JSON_HEAD = re.compile(
     r'^\{\s*(?:"[^"]*"\s*:\s*(?:"[^"]*"|[^{\[,]*)\s*,\s*)*"(http_interactions|interactions)"\s*:\s*\['
 )
-# Directives, comments, `---`, and top-level scalar members (`version: 1`) may come first.
-_YAML_HEAD = re.compile(
-    r"^(?:(?:%.*|#.*|---[ \t]*|[A-Za-z_][\w-]*:[ \t]+\S.*|[ \t]*)\r?\n)*"
-    r"(?:http_interactions|interactions):[ \t]*(?:\[|#|\r?\n|$)"
+# A top-level `interactions:` (at the start of a line) whose first item is an interaction.
+_YAML_KEY = re.compile(
+    r"^(?:http_interactions|interactions):[ \t]*(?:\[|\r?\n- (?:request|response|recorded_at):)",
+    re.MULTILINE,
 )
 
 
 def looks_like_vcr(peek: Peek) -> bool:
     """A JSON object or YAML mapping whose `interactions` or `http_interactions` is a list."""
-    return bool(_JSON_HEAD.match(peek.text) or _YAML_HEAD.match(peek.text))
+    return bool(_JSON_HEAD.match(peek.text) or _YAML_KEY.search(peek.text))
 
 
 def read_vcr(source: Source) -> Iterator[Session]:

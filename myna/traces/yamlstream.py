@@ -38,6 +38,7 @@ from myna.traces.source import Source
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
+_STR = "tag:yaml.org,2002:str"
 
 
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -158,7 +159,11 @@ def _attach(frame: tuple[dict[Any, Any] | list[Any], list[Any]], value: Any, eve
 def _scalar(loader: _Loader, event: ScalarEvent) -> Any:
     tag = event.tag
     if tag is None or tag == "!":
+        if not event.implicit[0]:
+            return event.value  # quoted or block text: a string, whatever it looks like
         tag = loader.resolve(ScalarNode, event.value, event.implicit)
+    if tag == _STR:
+        return event.value
     if tag == _MERGE:
         return event.value  # `<<` read as the plain key it is written as
     construct = loader.yaml_constructors.get(tag)
