@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import base64
 import codecs
+import json
 import re
 import zlib
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
-
-import orjson
 
 from myna.errors import TraceFormatError
 from myna.traces import strictjson
@@ -135,8 +134,10 @@ def parse_body(text: Any, mime_type: Any, encoding: Any = None) -> tuple[Body, i
 
 
 def json_body(value: Any, mime: str | None) -> tuple[Body, int]:
-    """A body the recorder stored already parsed as JSON (redacted here: no text to test)."""
-    return Body("json", redact_json(value), mime), len(orjson.dumps(value))
+    """A body the recorder stored already parsed as JSON (redacted here: no text to test); its
+    size, for the part bounds, is that of its compact JSON text."""
+    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    return Body("json", redact_json(value), mime), size
 
 
 def decode_body(data: bytes, mime: str | None, content_encoding: str | None) -> tuple[Body, int]:
