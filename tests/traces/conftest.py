@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from myna.traces import jsonarray
 from tests.traces.helpers import WriteFile
 
 
@@ -22,3 +23,10 @@ def write_json(tmp_path: Path) -> WriteFile:
         return path
 
     return write
+
+
+@pytest.fixture(params=["whole", "streamed"])
+def streamed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a test on JSON files parsed whole and again streamed (YAML is always streamed)."""
+    if request.param == "streamed":
+        monkeypatch.setattr(jsonarray, "WHOLE_FILE_BYTES", 0)

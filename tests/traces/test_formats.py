@@ -26,6 +26,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
         ("openai_responses.json", "openai-responses"),
         ("anthropic.json", "anthropic"),
         ("mcp.jsonl", "mcp"),
+        ("vcrpy.yaml", "vcr"),
+        ("vcrpy.json", "vcr"),
+        ("betamax.json", "vcr"),
+        ("ruby_vcr.yml", "vcr"),
+        ("nock.json", "nock"),
     ],
 )
 def test_fixtures_are_recognised_from_their_first_bytes(name: str, expected: str) -> None:
@@ -40,10 +45,35 @@ def test_fixtures_are_recognised_from_their_first_bytes(name: str, expected: str
         ('{"type":"session","version":1,"id":"s"}\n', "jsonl"),
         ('[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]', "mcp"),
         ('[{"role": "user", "content": "hi"}]', "openai-chat"),
+        ("# vcrpy\nversion: 1\ninteractions:\n- request:\n", "vcr"),
+        ("---\nhttp_interactions: []\nrecorded_with: VCR 6.0.0\n", "vcr"),
+        ('{"recorded_with": "betamax/0.9.0", "http_interactions": [', "vcr"),
+        (
+            '[{"response": {"big": 1}, "scope": "https://h:443", "method": "get", "path": "/"}]',
+            "nock",
+        ),
+        ('[{"scope": "https://h:443", "response": "' + "x" * 70000, "nock"),
+        ('[{"jsonrpc": "2.0", "method": "x", "scope": 1}]', "mcp"),
+        ("interactions: 3\n", None),
         ("number,state\nINC001,New\n", None),
         ('{"data": [1, 2, 3]}', None),
     ],
-    ids=["har", "har-after-scalar", "jsonl", "mcp-array", "plain-chat", "csv", "other-json"],
+    ids=[
+        "har",
+        "har-after-scalar",
+        "jsonl",
+        "mcp-array",
+        "plain-chat",
+        "vcrpy-yaml-after-comment",
+        "ruby-vcr-empty",
+        "betamax-json-after-scalar",
+        "nock-object-first",
+        "nock-longer-than-peek",
+        "mcp-not-nock",
+        "yaml-not-a-cassette",
+        "csv",
+        "other-json",
+    ],
 )
 def test_detection_of_literal_heads(text: str, expected: str | None) -> None:
     assert detect_format(Peek.of(text.encode())) == expected

@@ -42,12 +42,6 @@ def only(path: Path) -> Exchange:
     return exchange
 
 
-@pytest.fixture(params=["whole", "streamed"])
-def streamed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    if request.param == "streamed":
-        monkeypatch.setattr(jsonarray, "WHOLE_FILE_BYTES", 0)
-
-
 def test_real_nock_recording_reads_as_served(streamed: None) -> None:
     read_back = exchanges("nock.json")
 

@@ -310,13 +310,6 @@ def test_bad_cassettes_name_file_entry_and_field(
         assert raised.value.field == field
 
 
-@pytest.fixture(params=["whole", "streamed"])
-def streamed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run a test on JSON files parsed whole and again streamed (YAML is always streamed)."""
-    if request.param == "streamed":
-        monkeypatch.setattr(jsonarray, "WHOLE_FILE_BYTES", 0)
-
-
 @pytest.mark.parametrize("serializer", ["yaml", "json"])
 def test_big_cassettes_stream_in_bounded_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serializer: str
