@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from myna.errors import TraceFormatError
@@ -380,7 +380,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(items=st.lists(json_values, max_size=4), extra=json_values)
 def test_yaml_items_are_what_yaml_safe_load_builds(
     tmp_path_factory: pytest.TempPathFactory, items: list[Any], extra: Any
