@@ -30,8 +30,8 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 
 from myna.errors import InputError
-from myna.traces.har import parse_body
 from myna.traces.model import Body, Exchange, Pairs
+from myna.traces.recorded import parse_body
 from myna.traces.recorder import Recorder
 
 Scope = MutableMapping[str, Any]
