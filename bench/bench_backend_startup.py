@@ -26,8 +26,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from myna.backends import BACKENDS  # noqa: E402
 from myna.mocks import Mock  # noqa: E402
-from myna.mocks.backends import BACKENDS  # noqa: E402
 from myna.mocks.seed import seed, seed_from_files  # noqa: E402
 from myna.mocks.sqlstore import SqlStore  # noqa: E402
 

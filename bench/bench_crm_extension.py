@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from myna.backends import builtin_model  # noqa: E402
 from myna.mocks import Mock, MockClient  # noqa: E402
 from myna.mocks.auth import Credentials  # noqa: E402
-from myna.mocks.backends import builtin_model  # noqa: E402
 from myna.mocks.seed import seed_from_files  # noqa: E402
 from myna.mocks.sqlstore import SqlStore  # noqa: E402
 
@@ -95,7 +95,7 @@ def main() -> None:
     started = time.perf_counter()
     fresh = builtin_model("crm")
     store = SqlStore(fresh, "sqlite://")
-    with as_file(files("myna.mocks.backends.crm").joinpath("reference_world")) as directory:
+    with as_file(files("myna.backends.crm").joinpath("reference_world")) as directory:
         snapshot = seed_from_files(fresh, store, directory)
     store.create_world("default", from_snapshot=snapshot)
     Mock(fresh, store)

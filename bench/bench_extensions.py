@@ -25,9 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from myna.backends import builtin_model  # noqa: E402
 from myna.mocks import Mock, MockClient  # noqa: E402
 from myna.mocks.auth import Credentials  # noqa: E402
-from myna.mocks.backends import builtin_model  # noqa: E402
 from myna.mocks.sqlstore import SqlStore  # noqa: E402
 
 AGENT = ("itil.agent", "itil-password")

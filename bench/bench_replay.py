@@ -26,7 +26,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from myna.mocks.backends import builtin_model
+from myna.backends import builtin_model
 from myna.replay.build import Builder, build
 from myna.replay.env import Env
 from myna.replay.episode import Episode, ModelRef

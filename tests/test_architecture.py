@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "myna"
-PIPELINE = ("traces", "schemas", "mocks", "replay", "itsm")
+PIPELINE = ("traces", "schemas", "mocks", "backends", "replay", "itsm")
 
 
 def _stage_of(module: str) -> str | None:

@@ -43,7 +43,7 @@ def default_data() -> Path:
 
 
 def itsm_model() -> ServiceModel:
-    from myna.mocks.backends import builtin_model
+    from myna.backends import builtin_model
 
     return builtin_model("itsm")
 

@@ -16,11 +16,11 @@ import typer
 from rich.console import Console
 
 from myna.errors import MockError, ModelError
-from myna.mocks.backends import named_backend, resolve_model
+from myna.mocks.backend import named_backend, resolve_model
 
 if TYPE_CHECKING:
     from myna.mocks.auth import Credentials
-    from myna.mocks.backends import Backend
+    from myna.mocks.backend import Backend
     from myna.mocks.runtime import Mock
     from myna.mocks.sqlstore import SqlStore
     from myna.schemas.model import ServiceModel

@@ -24,18 +24,20 @@ The hooks, in the order a request meets them:
 - `check`: not per request: when a mock is built (`extensions_for`), refuse a model the extension
   cannot serve with a `ModelError` naming where, rather than failing inside every request.
 
-The registry is a dict plus `register_extension`; duplicates raise.
+Extensions are found by name in `EXTENSIONS`: the ones Myna ships are declared as entry points
+(group `myna.extensions`, see `myna.mocks.plugins`), so a model file naming one works without
+anyone importing its back end first; `register_extension` adds one in code. Duplicates raise.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from myna.errors import MockError, ModelError
 from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.plugins import PluginRegistry
 from myna.mocks.rejection import Rejection
 from myna.mocks.router import Match, Router
 from myna.mocks.store import Record, Transaction
@@ -171,22 +173,15 @@ class Extension:
     side_effect_resources: frozenset[str] = frozenset()
 
 
-EXTENSIONS: dict[str, Extension] = {}
-"""Every registered extension, by name."""
-
-# Extensions that ship with Myna register themselves when their module is imported; a model
-# naming one must not depend on someone having imported it first.
-_BUILTIN_MODULES = {
-    "servicenow": "myna.mocks.backends.itsm.extension",
-    "salesforce": "myna.mocks.backends.crm.extension",
-}
+EXTENSIONS: PluginRegistry[Extension] = PluginRegistry(
+    "service extension", "myna.extensions", Extension
+)
+"""Every extension, by name (declared as entry points, or registered in code)."""
 
 
 def register_extension(extension: Extension) -> None:
     """Add an extension; a second one with the same name is a mistake and raises."""
-    if extension.name in EXTENSIONS:
-        raise MockError(f"an extension named {extension.name!r} is already registered")
-    EXTENSIONS[extension.name] = extension
+    EXTENSIONS.register(extension.name, extension)
 
 
 def extensions_for(model: ServiceModel) -> Extensions:
@@ -194,16 +189,13 @@ def extensions_for(model: ServiceModel) -> Extensions:
     can serve the model (a `ModelError` otherwise)."""
     chosen: list[Extension] = []
     for name in model.extensions:
-        if name not in EXTENSIONS and name in _BUILTIN_MODULES:
-            importlib.import_module(_BUILTIN_MODULES[name])
-        if name not in EXTENSIONS:
-            known = ", ".join(sorted({*EXTENSIONS, *_BUILTIN_MODULES})) or "none"
+        extension = EXTENSIONS.get(name)
+        if extension is None:
             raise ModelError(
-                f"the model asks for extension {name!r}, which is not registered; there are: "
-                f"{known}",
+                f"the model asks for an unknown extension: {EXTENSIONS.unknown(name)}",
                 path=f"{model.name}.extensions",
             )
-        chosen.append(EXTENSIONS[name])
+        chosen.append(extension)
     for extension in chosen:
         if extension.check is not None:
             extension.check(model)

@@ -72,12 +72,13 @@ def _list_parameters(mock: Mock, contract: OperationContract) -> list[dict[str, 
         parameters.append(
             {"name": pagination.cursor_param, "in": "query", "schema": {"type": "string"}}
         )
-    if mock.model.conventions.query_language == "servicenow":
+    dialect = mock.dialect
+    if dialect is not None and dialect.filter_parameter is not None:
         parameters.append(
             {
-                "name": "sysparm_query",
+                "name": dialect.filter_parameter,
                 "in": "query",
-                "description": "ServiceNow encoded query",
+                "description": f"{dialect.title} query",
                 "schema": {"type": "string"},
             }
         )

@@ -27,6 +27,7 @@ from myna.mocks import behaviour, ids
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, compile_model
+from myna.mocks.dialects import DIALECTS, Dialect, QuerySyntaxError
 from myna.mocks.extensions import PageCall, RenderCall, Route, RouteCall, WriteCall, extensions_for
 from myna.mocks.faults import FaultConfig, FaultState
 from myna.mocks.messages import MockRequest, MockResponse, Pairs
@@ -58,8 +59,9 @@ WORLD_HEADER = "x-myna-world"
 ADMIN_PREFIX = "/_myna/admin"
 OPENAPI_PATH = "/openapi.json"
 _JSON = ("Content-Type", "application/json")
-_SORT_PARAMS = ("sort", "_sort", "order_by", "orderBy", "sysparm_order_by")
-_FIELDS_PARAMS = ("fields", "_fields", "sysparm_fields")
+# The list parameters services commonly sort and project with; a dialect adds its service's own.
+_SORT_PARAMS = ("sort", "_sort", "order_by", "orderBy")
+_FIELDS_PARAMS = ("fields", "_fields")
 Clock = Callable[[], float]
 
 
@@ -119,6 +121,8 @@ class Mock:
         for contract in operations:
             self.router.add(contract.operation.method, contract.operation.path, contract)
         self.extensions = extensions_for(model)
+        self.dialect = DIALECTS.get(model.conventions.query_language)
+        self.list_params = _ListParameters.of(self.dialect)
         # Random ids are drawn from the world's base snapshot, a per-world draw counter and this
         # salt, so a world forked twice from one snapshot mints the same ids in the same order
         # (reruns of an episode are comparable), while draws within one world never repeat,
@@ -399,7 +403,7 @@ class Mock:
     ) -> MockResponse:
         resource = _resource_of(contract)
         record = self._existing(contract, resource, params, tx)
-        fields = _fields_param(request.query, resource)
+        fields = _fields_param(request.query, self.list_params.fields)
         return self._item(contract, resource, record, request, fields, tx)
 
     def _create(
@@ -524,14 +528,13 @@ class Mock:
         tx: Transaction,
         principal: str,
     ) -> MockResponse:
-        """A query endpoint (Salesforce `/query?q=SOQL`): the resource is the query's FROM."""
-        from myna.mocks.dialects import QuerySyntaxError
-        from myna.mocks.dialects.soql import malformed_query_message, parse_soql
-
+        """A query endpoint (Salesforce `/query?q=SOQL`): the resource is the statement's own
+        (SOQL's FROM), in the model's query language."""
         status = contract.error_status
-        language = self.model.conventions.query_language
-        if language != "soql":
+        dialect = self.dialect
+        if dialect is None or dialect.parse_statement is None:
             # Not the client's mistake: the mock has no evaluator for this language (JQL).
+            language = self.model.conventions.query_language
             raise Rejection(
                 501, f"the mock cannot evaluate {language} queries", code="NOT_IMPLEMENTED"
             )
@@ -542,14 +545,13 @@ class Mock:
             raise Rejection(
                 status, f"the query parameter {names[0]} is missing", fields=(names[0],)
             )
+        now = datetime.fromtimestamp(self.clock(), tz=UTC)
         try:
-            soql = parse_soql(text, now=datetime.fromtimestamp(self.clock(), tz=UTC))
+            statement = dialect.parse_statement(text, now)
         except QuerySyntaxError as error:
-            raise Rejection(
-                status, malformed_query_message(error), code="MALFORMED_QUERY", fields=(names[0],)
-            ) from None
-        resource = self._resource_named(soql.object_name, status)
-        query = soql.to_query()
+            raise _malformed(dialect, error, status, names[0]) from None
+        resource = self._resource_named(statement.resource, status)
+        query = statement.query
         for condition in _conditions([query.where] if query.where is not None else []):
             _known_field(resource, condition.field, status, "WHERE")
         for key in query.order_by:
@@ -558,7 +560,7 @@ class Mock:
         renderer = self.renderers[resource.resource.name]
         rendered = (
             []
-            if soql.is_count
+            if statement.count_only
             else [renderer.render(record, request.base_url, query.fields) for record in records]
         )
         payload = wrap_list(rendered, self.model.conventions, total=total, next_url=None)
@@ -569,7 +571,7 @@ class Mock:
         for resource_name, contract in self.resources.items():
             if resource_name.lower() == wanted:
                 return contract
-        raise Rejection(status, f"sObject type '{name}' is not supported.", code="INVALID_TYPE")
+        raise Rejection(status, f"{name!r} is not a resource of this service", code="INVALID_TYPE")
 
     def _other(
         self,
@@ -796,33 +798,33 @@ class Mock:
             pagination.offset_param,
             pagination.page_param,
             pagination.cursor_param,
-            *_SORT_PARAMS,
+            *self.list_params.sort,
             "_order",
-            *_FIELDS_PARAMS,
+            *self.list_params.fields,
         }
         for parameter in contract.operation.parameters:
             if parameter.role not in ("filter", "id", "other"):
                 reserved.add(parameter.name)
         where: list[Filter] = []
         order_by: list[SortKey] = []
-        if conventions.query_language == "servicenow" and params.get("sysparm_query"):
-            from myna.mocks.dialects import QuerySyntaxError
-            from myna.mocks.dialects.servicenow import parse_encoded_query
-
-            try:
-                condition, sort = parse_encoded_query(params["sysparm_query"])
-            except QuerySyntaxError as error:
-                raise Rejection(status, error.message, fields=("sysparm_query",)) from None
-            if condition is not None:
-                where.append(condition)
-            order_by.extend(sort)
-        reserved.add("sysparm_query")
+        dialect = self.dialect
+        if dialect is not None and dialect.filter_parameter is not None:
+            reserved.add(dialect.filter_parameter)
+            text = params.get(dialect.filter_parameter)
+            if text and dialect.parse_filter is not None:
+                try:
+                    condition, sort = dialect.parse_filter(text)
+                except QuerySyntaxError as error:
+                    raise _malformed(dialect, error, status, dialect.filter_parameter) from None
+                if condition is not None:
+                    where.append(condition)
+                order_by.extend(sort)
         fields = resource.resource.fields
         for name, value in pairs:
             if name in reserved or name not in fields:
                 continue
             where.append(Condition(name, "=", value))
-        order_by.extend(_sort_keys(params, resource, status))
+        order_by.extend(_sort_keys(params, self.list_params.sort))
         for key in order_by:
             _known_field(resource, key.field, status, "sort")
         for condition in _conditions(where):
@@ -832,7 +834,7 @@ class Mock:
             order_by=tuple(order_by),
             limit=limit,
             offset=offset,
-            fields=_fields_param(pairs, resource),
+            fields=_fields_param(pairs, self.list_params.fields),
         )
         return query, paging
 
@@ -892,6 +894,29 @@ _HANDLERS: dict[str, Callable[..., MockResponse]] = {
     "action": Mock._action,
     "query": Mock._query,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _ListParameters:
+    """The list parameters that sort and project: the common ones and the dialect's own."""
+
+    sort: tuple[str, ...]
+    fields: tuple[str, ...]
+
+    @classmethod
+    def of(cls, dialect: Dialect | None) -> _ListParameters:
+        if dialect is None:
+            return cls(_SORT_PARAMS, _FIELDS_PARAMS)
+        return cls(
+            (*_SORT_PARAMS, *dialect.sort_parameters), (*_FIELDS_PARAMS, *dialect.fields_parameters)
+        )
+
+
+def _malformed(dialect: Dialect, error: QuerySyntaxError, status: int, parameter: str) -> Rejection:
+    """A query the dialect cannot read, refused in the service's words."""
+    return Rejection(
+        status, dialect.error_message(error), code=dialect.error_code, fields=(parameter,)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1000,9 +1025,9 @@ def _encode_cursor(offset: int) -> str:
     return str(offset).encode("ascii").hex()
 
 
-def _sort_keys(params: dict[str, str], resource: ResourceContract, status: int) -> list[SortKey]:
+def _sort_keys(params: dict[str, str], names: tuple[str, ...]) -> list[SortKey]:
     keys: list[SortKey] = []
-    for name in _SORT_PARAMS:
+    for name in names:
         text = params.get(name)
         if not text:
             continue
@@ -1043,9 +1068,9 @@ def _conditions(filters: list[Filter]) -> Iterator[Condition]:
             stack.append(node.part)
 
 
-def _fields_param(pairs: Pairs, resource: ResourceContract) -> tuple[str, ...] | None:
+def _fields_param(pairs: Pairs, names: tuple[str, ...]) -> tuple[str, ...] | None:
     for name, value in pairs:
-        if name in _FIELDS_PARAMS:
+        if name in names:
             names = tuple(part.strip() for part in value.split(",") if part.strip())
             return names or None
     return None

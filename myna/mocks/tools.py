@@ -28,6 +28,7 @@ from urllib.parse import quote
 import typer
 
 from myna.errors import MockError
+from myna.mocks.dialects import DIALECTS
 from myna.schemas.model import (
     JsonSchema,
     Operation,
@@ -335,8 +336,9 @@ def _implied_list_parameters(
             implied.append(Parameter(name=name, location="query", role=role, schema_=counting))
     if pagination.cursor_param:
         implied.append(Parameter(name=pagination.cursor_param, location="query", role="cursor"))
-    if model.conventions.query_language == "servicenow":
-        implied.append(Parameter(name="sysparm_query", location="query", role="query"))
+    dialect = DIALECTS.get(model.conventions.query_language)
+    if dialect is not None and dialect.filter_parameter is not None:
+        implied.append(Parameter(name=dialect.filter_parameter, location="query", role="query"))
     elif model.conventions.query_language == "fields" and resource is not None:
         implied.extend(
             Parameter(name=name, location="query", role="filter") for name in resource.fields
@@ -390,19 +392,6 @@ _VERBS: Final = {
     "auth": "Obtain an access token",
     "other": "Call {operation}",
 }
-_QUERY_HINTS: Final = {
-    "servicenow": (
-        "ServiceNow encoded query: conditions field<OP>value joined by ^ (AND), ^OR, ^NQ; "
-        "operators = != < <= > >= IN NOT IN LIKE NOT LIKE STARTSWITH ENDSWITH ISEMPTY "
-        "ISNOTEMPTY BETWEEN; sort with ORDERBYfield or ORDERBYDESCfield. "
-        "Example: active=true^priority<=2^ORDERBYDESCsys_updated_on"
-    ),
-    "soql": (
-        "SOQL: SELECT fields FROM Object [WHERE ...] [ORDER BY ...] [LIMIT n] [OFFSET n]. "
-        "Example: SELECT Id, Name FROM Account WHERE Industry = 'Retail' LIMIT 10"
-    ),
-    "jql": "JQL, e.g. project = ABC AND status = 'In Progress' ORDER BY created DESC",
-}
 _ROLE_HINTS: Final = {
     "limit": "maximum number of records to return",
     "offset": "number of records to skip",
@@ -416,7 +405,8 @@ _ROLE_HINTS: Final = {
 
 def _query_hint(model: ServiceModel, name: str, role: str) -> str | None:
     if role == "query":
-        return _QUERY_HINTS.get(model.conventions.query_language)
+        dialect = DIALECTS.get(model.conventions.query_language)
+        return None if dialect is None else dialect.syntax
     if role == "filter":
         return f"return only records whose {name} equals this value"
     return _ROLE_HINTS.get(role)
@@ -428,15 +418,13 @@ def _path_description(placeholder: str, resource: Resource | None) -> str:
     return placeholder
 
 
-_LANGUAGE_NAMES: Final = {"servicenow": "ServiceNow encoded", "soql": "SOQL", "jql": "JQL"}
-
-
 def _description(
     model: ServiceModel, operation: Operation, resource: Resource | None, query_argument: str | None
 ) -> str:
     resource_name = resource.name if resource else (operation.resource or model.name)
     article = "an" if resource_name[:1].lower() in "aeiou" else "a"
-    language = _LANGUAGE_NAMES.get(model.conventions.query_language)
+    dialect = DIALECTS.get(model.conventions.query_language)
+    language = None if dialect is None else dialect.title
     if operation.summary:
         headline = operation.summary
     elif operation.kind == "query" and resource is None and language and query_argument:
@@ -580,7 +568,7 @@ def tools_command(
     ] = None,
 ) -> None:
     """Print function-calling tool definitions, one per operation of the model."""
-    from myna.mocks.backends import resolve_model
+    from myna.mocks.backend import resolve_model
 
     toolbox = Toolbox(resolve_model(model_spec))
     rendered = toolbox.render(format_)

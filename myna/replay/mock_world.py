@@ -48,7 +48,7 @@ def load_model(ref: ModelRef, *, base: Path | None = None) -> ServiceModel:
         if not path.is_absolute() and base is not None:
             path = base / path
         return openapi.load(path)
-    from myna.mocks.backends import BACKENDS, builtin_model
+    from myna.backends import BACKENDS, builtin_model
 
     if ref.name not in BACKENDS:
         known = ", ".join(sorted(BACKENDS)) or "none"

@@ -1,7 +1,7 @@
 """Sample failure logs, written by the project: one logged failure per failure class on a
 ServiceNow incident desk, and a successful session that corrects one of them.
 
-The logs fit both the built-in ITSM back end (`myna.mocks.backends`, name `itsm`) and a small
+The logs fit both the built-in ITSM back end (`myna.backends`, name `itsm`) and a small
 incident-desk model of the same Table API (`incident_model()`), which keeps tests fast.
 `python -m myna.replay.sample_logs DIR` writes `incident.model.yaml` (that model, OpenAPI 3.1)
 and `failures.jsonl` (canonical trace JSONL) into DIR; the copies shipped in

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from myna.backends import BACKENDS
 from myna.errors import MockError
-from myna.mocks.backends import BACKENDS
 from myna.mocks.cli import DEFAULT_RECORDS, served_mock
 from myna.mocks.client import MockClient
 from myna.mocks.example import servicenow_example
@@ -153,7 +153,7 @@ def test_conflicting_seed_options_are_refused_naming_them(
 
 
 def test_a_model_its_extension_cannot_serve_is_refused_naming_the_file(tmp_path: Path) -> None:
-    from myna.mocks.backends import builtin_model
+    from myna.backends import builtin_model
 
     model = builtin_model("crm")
     (stage,) = [m for m in model.resources["Opportunity"].state_machines if m.field == "StageName"]

@@ -47,7 +47,7 @@ def register() -> Iterator[Any]:
 
     yield add
     for name in added:
-        EXTENSIONS.pop(name, None)
+        EXTENSIONS.unregister(name)
 
 
 def serve(register: Any, **hooks: Any) -> MockClient:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from myna.cli import app as cli
 from myna.errors import MockError
-from myna.mocks.backends import resolve_model
+from myna.mocks.backend import resolve_model
 from myna.mocks.example import servicenow_example
 from myna.schemas.openapi import save
 

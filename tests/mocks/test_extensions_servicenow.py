@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 
 import pytest
 
+from myna.backends import builtin_model
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
-from myna.mocks.backends import builtin_model
 from myna.mocks.messages import MockRequest
 from myna.mocks.sqlstore import SqlStore
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from jsonschema import Draft202012Validator
 
+from myna.backends import builtin_model
 from myna.errors import InputError, MockError
 from myna.mocks import Mock
-from myna.mocks.backends import builtin_model
 from myna.mocks.checker import check_backend
 from myna.mocks.client import MockClient
 from myna.mocks.evaluate import reference_id

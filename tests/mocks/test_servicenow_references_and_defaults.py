@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from myna.backends import builtin_model
 from myna.mocks import Mock, MockClient
 from myna.mocks.auth import Credentials
-from myna.mocks.backends import builtin_model
 from myna.mocks.render import unserved_item_path
 from myna.mocks.sqlstore import SqlStore
 

@@ -412,7 +412,7 @@ def test_the_mocks_own_call_log_is_valid_input(worlds: MockWorlds) -> None:
 
 
 def test_the_samples_build_and_pass_audit_on_the_builtin_itsm_back_end() -> None:
-    from myna.mocks.backends import builtin_model
+    from myna.backends import builtin_model
 
     itsm = builtin_model("itsm")
     worlds = MockWorlds(itsm)

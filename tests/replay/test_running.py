@@ -281,7 +281,7 @@ def test_an_episode_world_is_stored_as_the_back_end_keeps_it() -> None:
     # An episode names a server only; ServiceNow keeps a server as a cmdb_ci record too, so a
     # query of cmdb_ci (what an agent looking for "the CI" asks) finds it, and no change is
     # charged to the agent for the derived row.
-    from myna.mocks.backends import builtin_model
+    from myna.backends import builtin_model
     from myna.replay.episode import Environment, ModelRef
     from myna.replay.mock_world import MockWorlds
 

@@ -188,7 +188,7 @@ def test_every_learned_model_is_valid_openapi_and_byte_stable(
 # --- answers shown as display values ------------------------------------------------------
 
 ITENTIAL = CORPUS.parent / "servicenow_responses" / "itential"
-ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "mocks" / "backends" / "itsm"
+ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "backends" / "itsm"
 
 
 @pytest.fixture(scope="module")

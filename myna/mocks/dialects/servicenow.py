@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from myna.mocks.dialects import QuerySyntaxError
+from myna.mocks.dialects import Dialect, QuerySyntaxError
 from myna.mocks.query import And, Condition, Filter, Operator, Or, SortKey
 
 DIALECT: Final = "servicenow"
@@ -288,3 +288,24 @@ def _scalar(query: str, value: str, position: int, term: str) -> str:
             term=term,
         ) from None
     return stamp
+
+
+def _parse(text: str) -> tuple[Filter | None, tuple[SortKey, ...]]:
+    return parse_encoded_query(text)
+
+
+ENCODED_QUERY: Final = Dialect(
+    name=DIALECT,
+    title="ServiceNow encoded",
+    syntax=(
+        "ServiceNow encoded query: conditions field<OP>value joined by ^ (AND), ^OR, ^NQ; "
+        "operators = != < <= > >= IN NOT IN LIKE NOT LIKE STARTSWITH ENDSWITH ISEMPTY "
+        "ISNOTEMPTY BETWEEN; sort with ORDERBYfield or ORDERBYDESCfield. "
+        "Example: active=true^priority<=2^ORDERBYDESCsys_updated_on"
+    ),
+    filter_parameter="sysparm_query",
+    parse_filter=_parse,
+    sort_parameters=("sysparm_order_by",),
+    fields_parameters=("sysparm_fields",),
+)
+"""The Table API's list protocol: `sysparm_query` filters and sorts, `sysparm_fields` projects."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
-from myna.mocks.dialects import QuerySyntaxError
+from myna.mocks.dialects import Dialect, QuerySyntaxError, Statement
 from myna.mocks.query import And, Condition, Filter, Not, Operator, Or, Query, SortKey
 
 DIALECT: Final = "soql"
@@ -670,3 +670,22 @@ def _range_condition(field: str, op: Operator, span: _DateRange) -> Filter:
     if op in ("<", ">="):
         return Condition(field, op, span.start)
     return Condition(field, op, span.end)
+
+
+def _statement(text: str, now: datetime) -> Statement:
+    soql = parse_soql(text, now=now)
+    return Statement(soql.object_name, soql.to_query(), count_only=soql.is_count)
+
+
+SOQL: Final = Dialect(
+    name=DIALECT,
+    title="SOQL",
+    syntax=(
+        "SOQL: SELECT fields FROM Object [WHERE ...] [ORDER BY ...] [LIMIT n] [OFFSET n]. "
+        "Example: SELECT Id, Name FROM Account WHERE Industry = 'Retail' LIMIT 10"
+    ),
+    parse_statement=_statement,
+    error_message=malformed_query_message,
+    error_code="MALFORMED_QUERY",
+)
+"""Salesforce's `/query?q=`: a statement naming its object, refused as MALFORMED_QUERY."""

@@ -1,0 +1,28 @@
+"""The built-in CRM back end (Salesforce REST API style): corpus, overlay and learned model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from myna.mocks.backend import Backend
+
+ADMINISTRATOR: Final = "admin@acme.example"
+"""The org's administrator, whom the corpus is recorded as."""
+
+
+def _initial_records() -> Mapping[str, Sequence[Mapping[str, Any]]]:
+    from myna.backends.crm.corpus import initial_records
+
+    return initial_records()
+
+
+BACKEND = Backend(
+    name="crm",
+    title="CRM (Salesforce REST API)",
+    package=__name__,
+    extension="salesforce",
+    dialect="soql",
+    recorded_as=ADMINISTRATOR,
+    initial_records=_initial_records,
+)

@@ -1,0 +1,1034 @@
+"""The `servicenow` extension: the protocol of a ServiceNow instance that no learned fact says.
+
+The ITSM model (learned from the shipped corpus) gives the tables, their fields, the state models
+and the data the Table API answers with; the generic runtime serves it. What is left is written
+here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.md:
+
+- §2: `/api/now/v1/table` and `/api/now/v2/table` are `/api/now/table`; PUT is a partial update;
+  body fields a table lacks are ignored; an unknown table answers 400 "Invalid table <name>";
+- §2.1: `sysparm_display_value` (true, all), `sysparm_exclude_reference_link` and dot-walked
+  `sysparm_fields` (`caller_id.user_name`);
+- §2.3: the recorded `Link` shape and `sysparm_suppress_pagination_header`;
+- §2.5 and §5: data policies refuse with 403 and the labels of the missing fields; insert
+  defaults; priority from impact x urgency; an assignee must belong to the assignment group;
+  every field change writes `sys_audit`, work notes and comments land in `sys_journal_field`;
+  an incident's SLA (`task_sla`) starts on create, pauses On Hold, completes on resolve and
+  breaches past its deadline, brought up to date on each write to the incident; a value refused
+  in one column names `table.column`;
+- §2.6: a record of a child class is also a row of each served parent class, written with it
+  and derived for every seed before it is loaded (`prepare_seed`);
+- §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer.
+
+The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
+wording, the Link shape) come from the reference instance the corpus was written with
+(`instance.py`, `tables.py`), so the mock and the corpus cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Collection, Iterator, Mapping
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl, urlsplit
+
+import orjson
+
+from myna.backends.itsm.instance import (
+    CLOSED_STATES,
+    EXTERNAL,
+    GLOBAL_DOMAIN,
+    JOURNAL_FIELDS,
+    PRIORITY,
+    RUNNING_STAGES,
+    SLA_DEFINITIONS,
+    STAMP,
+    acl_refusal,
+    attachment_values,
+    data_policy,
+    page_links,
+    sla_completion,
+    sla_due,
+    sla_progress,
+    sla_restarts,
+    sla_start,
+    sla_transition,
+)
+from myna.backends.itsm.tables import (
+    CHOICES,
+    SUPER_CLASSES,
+    TABLES,
+    TASK_TABLES,
+    Column,
+    ancestors,
+)
+from myna.mocks.extensions import (
+    Extension,
+    PageCall,
+    RenderCall,
+    Route,
+    RouteCall,
+    SeedRecords,
+    WriteCall,
+)
+from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.query import And, Condition, Query, SortKey
+from myna.mocks.rejection import Rejection
+from myna.mocks.store import Record, Transaction
+from myna.mocks.validation import REQUIRED_MISSING
+from myna.schemas.model import ServiceModel, StateMachine
+
+if TYPE_CHECKING:
+    from myna.mocks.runtime import Mock
+
+_JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
+_TABLE_PATH: Final = re.compile(r"^/api/now/table/([^/]+)")
+# The model names the attachment resource after its path; the dictionary calls it sys_attachment.
+_TABLE_OF: Final = {"attachment": "sys_attachment"}
+ATTACHMENT: Final = "attachment"
+# Attachment bytes live beside their metadata, as ServiceNow keeps them in sys_attachment_doc.
+ATTACHMENT_CONTENT: Final = "sys_attachment_doc"
+# Fields every write changes; ServiceNow's audit leaves them out.
+_UNAUDITED: Final = frozenset({"sys_updated_on", "sys_updated_by", "sys_mod_count"})
+_SYSTEM_TABLES: Final = frozenset({"sys_audit", "sys_journal_field", ATTACHMENT})
+_TOKEN_LIFETIME: Final = 1799
+# The normal change model: the states past Authorize need an approved change.
+_AUTHORIZE: Final = "-3"
+_DECIDED: Final = {"approved": "-2", "rejected": "-5"}
+_NEEDS_APPROVAL: Final = frozenset({"-2", "-1", "0", "3"})
+
+
+# -- §2 paths and unknown tables -------------------------------------------------------------
+
+
+def _unknown_table(mock: Mock, request: MockRequest, path: str) -> Rejection | None:
+    match = _TABLE_PATH.match(path)
+    if match is None or match.group(1) in mock.resources:
+        return None
+    message = f"Invalid table {match.group(1)}"
+    body = {"error": {"message": message, "detail": None}, "status": "failure"}
+    return Rejection(400, message, body=body)
+
+
+def refusal(rejection: Rejection) -> Rejection:
+    """ServiceNow's words for a body it cannot read, for a record created without a mandatory
+    field (a data policy naming the fields' labels), and for a value the mock refuses in one
+    column of a table, named as `table.column` (PROTOCOL.md §2.5)."""
+    if rejection.code == REQUIRED_MISSING:
+        policy = data_policy(_label(name) for name in rejection.fields)
+        return Rejection(
+            policy.status, policy.message, detail=policy.detail, fields=rejection.fields
+        )
+    if rejection.code == "unreadable_body":
+        return Rejection(
+            400, "Exception while reading request", detail="The payload is not valid JSON."
+        )
+    return _invalid_value(rejection) or rejection
+
+
+# The generic validator's words for a value that fits none of a column's accepted shapes.
+_NO_SCHEMA: Final = " is not valid under any of the given schemas"
+
+
+def _invalid_value(rejection: Rejection) -> Rejection | None:
+    """A 400 about one column of the written table, with the table and column named:
+    `incident.state cannot change from 2 (In Progress) to 7 (Closed)`."""
+    if rejection.status != 400 or rejection.resource is None or len(rejection.fields) != 1:
+        return None
+    table, name = _TABLE_OF.get(rejection.resource, rejection.resource), rejection.fields[0]
+    if _column(rejection.resource, name) is None:
+        return None  # a query parameter or a field of no table: the words are already right
+    text = rejection.message.removeprefix(f"field {name}: ")
+    if text.endswith(_NO_SCHEMA):
+        text = text.removesuffix(_NO_SCHEMA) + " is not a value this column takes"
+    detail = f"{table}.{text}" if text.startswith(f"{name} ") else f"{table}.{name}: {text}"
+    return Rejection(
+        400,
+        f"Invalid value for {table}.{name}",
+        detail=detail,
+        fields=rejection.fields,
+        resource=rejection.resource,
+    )
+
+
+def _label(name: str) -> str:
+    """A column's label wherever the dictionary has it (labels follow names across tables)."""
+    return next((columns[name].label for columns in _COLUMNS.values() if name in columns), name)
+
+
+# -- §2.1 display values -----------------------------------------------------------------------
+
+
+# Every column by table and name: rendering looks up each field of each record.
+_COLUMNS: Final[dict[str, dict[str, Column]]] = {
+    name: {column.name: column for column in table.columns} for name, table in TABLES.items()
+}
+
+
+def _column(resource: str, name: str) -> Column | None:
+    return _COLUMNS.get(_TABLE_OF.get(resource, resource), {}).get(name)
+
+
+def render(call: RenderCall) -> dict[str, Any]:
+    """Rewrite a rendered record for `sysparm_display_value` and `..._exclude_reference_link`,
+    and fill dot-walked `sysparm_fields`."""
+    params = dict(call.request.query)
+    mode = params.get("sysparm_display_value", "false").lower()
+    bare = params.get("sysparm_exclude_reference_link", "false").lower() == "true"
+    walked = call.fields is not None and any("." in name for name in call.fields)
+    if mode not in ("true", "all") and not bare and not walked:
+        return call.rendered
+    resource = call.resource.resource.name
+    out: dict[str, Any] = {}
+    for name, rendered in call.rendered.items():
+        if "." in name:
+            value, shown = _walk(call, resource, call.record, name)
+            out[name] = _pick(mode, value, shown)
+            continue
+        reference = call.resource.references.get(name)
+        value = _text(call.record.get(name))
+        if reference is not None:
+            out[name] = _reference(call, reference.resource, value, rendered, mode, bare)
+        elif mode in ("true", "all"):
+            shown = _shown(call, resource, call.record, name, value)
+            out[name] = _pick(mode, value, shown)
+            if mode == "all" and value and _is_datetime(resource, name):
+                out[name]["display_value_internal"] = value
+        else:
+            out[name] = rendered
+    return out
+
+
+def _pick(mode: str, value: str, shown: str) -> Any:
+    if mode == "all":
+        return {"display_value": shown, "value": value}
+    return shown if mode == "true" else value
+
+
+def _reference(
+    call: RenderCall, target: str, value: str, rendered: Any, mode: str, bare: bool
+) -> Any:
+    if not value:
+        return {"display_value": "", "value": ""} if mode == "all" else ""
+    link = rendered.get("link") if isinstance(rendered, dict) else None
+    shown = _display(call, target, value) if mode in ("true", "all") else value
+    if mode == "all":
+        both = {"display_value": shown, "value": value}
+        return both if bare or link is None else {"display_value": shown, "link": link, **both}
+    key, text = ("display_value", shown) if mode == "true" else ("value", value)
+    return text if bare or link is None else {"link": link, key: text}
+
+
+def _display(call: RenderCall | WriteCall, target: str, record_id: str) -> str:
+    """What a reference to `target` `record_id` shows: the target's display field."""
+    contract = call.mock.resources.get(target)
+    if contract is None:
+        return EXTERNAL.get(target, {}).get(record_id, record_id)
+    found = call.tx.get(target, record_id)
+    if found is None:
+        return record_id
+    table = TABLES.get(target)
+    field = contract.resource.display_field or (table.display_field if table else None)
+    return _text(found.get(field)) if field else record_id
+
+
+def _shown(call: RenderCall, resource: str, record: Record, name: str, value: str) -> str:
+    column = _column(resource, name)
+    if column is None:
+        return value
+    if column.kind == "choice" and column.choices is not None:
+        return CHOICES[column.choices].get(value, value)
+    if column.kind == "list" and column.target is not None:
+        target = column.target
+        return ", ".join(_display(call, target, item) for item in value.split(",") if item)
+    if column.kind == "journal":
+        return _journal_text(call, _text(record.get("sys_id")), name)
+    return value
+
+
+def _journal(resource: str) -> tuple[str, ...]:
+    """The journal fields a write to `resource` may carry (a task's comments and work notes;
+    a CI's comments are a plain column)."""
+    table = TABLES.get(_TABLE_OF.get(resource, resource))
+    return tuple(name for name in JOURNAL_FIELDS if table is not None and name in table.journal)
+
+
+def _is_datetime(resource: str, name: str) -> bool:
+    column = _column(resource, name)
+    return column is not None and column.kind == "datetime"
+
+
+def _walk(call: RenderCall, resource: str, record: Record, path: str) -> tuple[str, str]:
+    """A dot-walked field (`caller_id.user_name`): its value and display value. A listed record
+    comes projected, its walked value under the dotted name and the reference it walked
+    through absent unless asked for too; a record read by id is walked here."""
+    leaf = _leaf(call, resource, path)
+    if leaf is None:
+        return "", ""
+    table, name = leaf
+    target: Record = {}
+    if path in record:
+        value = _text(record[path])
+    else:
+        value, target = _walked(call, resource, record, path)
+    if not value:
+        return "", ""
+    contract = call.mock.resources.get(table)
+    nested = contract.references.get(name) if contract is not None else None
+    if nested is not None:
+        return value, _display(call, nested.resource, value)
+    return value, _shown(call, table, target, name, value)
+
+
+def _leaf(call: RenderCall, resource: str, path: str) -> tuple[str, str] | None:
+    """The table and column a dot-walked name ends at; None when a step is no reference."""
+    *steps, name = path.split(".")
+    for step in steps:
+        contract = call.mock.resources.get(resource)
+        reference = contract.references.get(step) if contract is not None else None
+        if reference is None:
+            return None
+        resource = reference.resource
+    return resource, name
+
+
+def _walked(call: RenderCall, resource: str, record: Record, path: str) -> tuple[str, Record]:
+    """The value at the end of a dot-walk from `record`, and the record holding it."""
+    head, _, rest = path.partition(".")
+    contract = call.mock.resources.get(resource)
+    reference = contract.references.get(head) if contract is not None else None
+    target_id = _text(record.get(head))
+    if reference is None or reference.resource not in call.mock.resources or not target_id:
+        return "", {}
+    target = call.tx.get(reference.resource, target_id)
+    if target is None:
+        return "", {}
+    if "." in rest:
+        return _walked(call, reference.resource, target, rest)
+    return _text(target.get(rest)), target
+
+
+def _journal_text(call: RenderCall, record_id: str, element: str) -> str:
+    """Journal entries of one field, newest first, as the display value shows them."""
+    if "sys_journal_field" not in call.mock.resources or not record_id:
+        return ""
+    entries, _ = call.tx.list(
+        "sys_journal_field",
+        Query(
+            where=And(
+                (Condition("element_id", "=", record_id), Condition("element", "=", element))
+            ),
+            order_by=(SortKey("sys_created_on", descending=True),),
+        ),
+    )
+    label = CHOICES["journal_element"].get(element, element)
+    return "".join(
+        f"{_text(entry.get('sys_created_on'))} - "
+        f"{_full_name(call, _text(entry.get('sys_created_by')))} ({label})\n"
+        f"{_text(entry.get('value'))}\n\n"
+        for entry in entries
+    )
+
+
+def _full_name(call: RenderCall, user_name: str) -> str:
+    user = _user(call.tx, user_name) if "sys_user" in call.mock.resources else None
+    return _text(user.get("name")) if user is not None and user.get("name") else user_name
+
+
+def _user(tx: Transaction, user_name: str) -> Record | None:
+    users, _ = tx.list("sys_user", Query(where=Condition("user_name", "=", user_name), limit=1))
+    return users[0] if users else None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# -- §2.3 paging ---------------------------------------------------------------------------------
+
+
+def link_header(call: PageCall) -> str | None:
+    params = dict(call.request.query)
+    if params.get("sysparm_suppress_pagination_header", "").lower() == "true":
+        return None
+    url = f"{call.request.base_url}{call.request.path}"
+    return page_links(url, call.request.query, call.limit, call.offset, call.total)
+
+
+# -- §2.5 and §5 business rules -----------------------------------------------------------------
+
+
+def before_write(call: WriteCall) -> None:
+    if call.kind == "delete":
+        return
+    resource = call.resource.resource.name
+    after = call.after
+    if call.kind == "create":
+        _insert_defaults(call, resource, after)
+    for name in _journal(resource):
+        # Journal fields are input only: what is written becomes a sys_journal_field entry.
+        if name in after:
+            after[name] = ""
+    if resource in ("incident", "problem"):
+        _derive_priority(call.before, after)
+    if resource == "incident":
+        _incident_moves(call)
+    _refuse_finished(call)
+    if resource == "change_request":
+        _change_approval(call)
+    _data_policies(call, resource)
+    _state_entry(call, resource)
+    _closing(call, resource)
+    _check_assignment(call)
+
+
+def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
+    """The reference instance's insert rules: every record is born in the global domain; a task
+    is opened by the caller, a change requested by them, a request made for them and an article
+    written by them, unless the client said otherwise."""
+    fields = call.resource.resource.fields
+    defaults = {"sys_domain": GLOBAL_DOMAIN, "sys_domain_path": "/"}
+    if resource in TASK_TABLES:
+        defaults.update(active="true", impact="3", urgency="3", priority="4")
+    for name, value in defaults.items():
+        if name in fields and not after.get(name):
+            after[name] = value
+    caller_fields = [*_CALLER_FIELDS.get(resource, ())]
+    if resource in TASK_TABLES:
+        caller_fields.append("opened_by")
+    caller = _caller_id(call) if caller_fields else ""
+    for name in caller_fields:
+        # Whoever the corpus's creates were made by is no default: a learned constant here is
+        # the recording user's id, so the caller wins over anything but what the client sent.
+        if name in fields and caller and not _text(call.sent.get(name)):
+            after[name] = caller
+    if resource == "sys_user":
+        after["active"] = after.get("active") or "true"
+        if not after.get("name"):
+            parts = (_text(after.get("first_name")), _text(after.get("last_name")))
+            after["name"] = " ".join(part for part in parts if part)
+
+
+# Reference fields the instance fills with the caller on insert, besides every task's opened_by.
+_CALLER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "change_request": ("requested_by",),
+    "sc_request": ("requested_for",),
+    "kb_knowledge": ("author",),
+}
+
+
+def _derive_priority(before: Record | None, after: Record) -> None:
+    """Priority follows the impact x urgency lookup on insert and when either changes."""
+    pair = (_text(after.get("impact")), _text(after.get("urgency")))
+    moved = before is None or pair != (_text(before.get("impact")), _text(before.get("urgency")))
+    if moved and pair in PRIORITY:
+        after["priority"] = PRIORITY[pair]
+
+
+def _incident_moves(call: WriteCall) -> None:
+    """The incident business rules on leaving a state: leaving On Hold clears its reason, and
+    reopening a resolved incident counts the reopening, says who and when, and clears the
+    resolution stamps (as the reference instance does)."""
+    if call.before is None:
+        return
+    before, after = _text(call.before.get("state")), _text(call.after.get("state"))
+    if before == after:
+        return
+    if before == "3" and not _text(call.sent.get("hold_reason")):
+        call.after["hold_reason"] = ""
+    if before == "6" and after in ("1", "2", "3"):
+        call.after.update(
+            reopen_count=str(int(_text(call.before.get("reopen_count")) or 0) + 1),
+            reopened_time=call.mock.stamp(),
+            reopened_by=_caller_id(call),
+            resolved_at="",
+            resolved_by="",
+        )
+
+
+def _refuse_finished(call: WriteCall) -> None:
+    """A record in a state its state model never leaves (Closed, Canceled) is read-only: the
+    platform's ACL refuses every update, not only a change of state."""
+    if call.kind != "update" or call.before is None:
+        return
+    for machine in call.resource.state_machines:
+        state = _text(call.before.get(machine.field))
+        if machine.evidence.pinned and state and _is_terminal(machine, state):
+            refusal = acl_refusal()
+            raise Rejection(refusal.status, refusal.message, detail=refusal.detail)
+
+
+def _is_terminal(machine: StateMachine, state: str) -> bool:
+    return state in machine.states and not any(t.source == state for t in machine.transitions)
+
+
+def _change_approval(call: WriteCall) -> None:
+    """An approval decided in Authorize moves the change (approved: Scheduled, rejected: New);
+    no change is scheduled, implemented, reviewed or closed without approval."""
+    before, after = call.before, call.after
+    state = _text(after.get("state"))
+    if before is not None and state == _text(before.get("state")) == _AUTHORIZE:
+        decision = _text(after.get("approval"))
+        if decision != _text(before.get("approval")) and decision in _DECIDED:
+            state = after["state"] = _DECIDED[decision]
+    entering = before is None or state != _text(before.get("state"))
+    if entering and state in _NEEDS_APPROVAL and _text(after.get("approval")) != "approved":
+        label = CHOICES["change_state"].get(state, state)
+        raise Rejection(
+            403,
+            "Operation Failed",
+            detail=f"Change {_text(after.get('number'))} cannot move to {label}: "
+            "it has not been approved",
+            fields=("approval",),
+        )
+
+
+def _state_entry(call: WriteCall, resource: str) -> None:
+    """Business rules that stamp who and when on entering a state (resolved_at, closed_by, ...).
+
+    Only the reviewed machines' `changes_on_entry` are applied: a learned machine's co-changing
+    fields are evidence of what happened in the corpus, not rules the mock can replay.
+    """
+    for machine in call.resource.state_machines:
+        target = _text(call.after.get(machine.field))
+        if not machine.evidence.pinned or not target:
+            continue
+        if call.before is not None and _text(call.before.get(machine.field)) == target:
+            continue
+        for name in machine.changes_on_entry.get(target, []):
+            value = _entry_value(call, resource, name)
+            if value is not None:
+                call.after[name] = value
+
+
+def _closing(call: WriteCall, resource: str) -> None:
+    """Entering a closing state (`instance.CLOSED_STATES`) stamps who closed the task and when,
+    whichever table's state model it follows (that it is inactive then is a model fact)."""
+    state = _text(call.after.get("state"))
+    if state not in CLOSED_STATES.get(resource, ()):
+        return
+    if call.before is not None and _text(call.before.get("state")) == state:
+        return
+    fields = call.resource.resource.fields
+    for name in ("closed_at", "closed_by"):
+        value = _entry_value(call, resource, name)
+        if name in fields and value is not None:
+            call.after[name] = value
+
+
+def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
+    """What entering a state stamps into `name`, by the column's kind (when, and who); None:
+    nothing to stamp. Constant values a state sets (a closed task is inactive, a change in
+    Authorize has its approval requested) are model facts, `sets_on_entry` in overlay.yaml."""
+    column = _column(resource, name)
+    if column is None:
+        return None
+    if column.kind in ("datetime", "date"):
+        stamp = call.mock.stamp()
+        return stamp if column.kind == "datetime" else stamp[:10]
+    if column.kind == "reference" and column.target == "sys_user" and name.endswith("_by"):
+        return _caller_id(call) or None
+    return None
+
+
+def _caller_id(call: WriteCall) -> str:
+    """The caller's sys_user id; "" when the model serves no sys_user or the caller has no
+    record there (a principal whose credentials live outside the world). No user is made up
+    for such a caller: that would be a write the client never asked for."""
+    user = _user(call.tx, call.principal) if "sys_user" in call.mock.resources else None
+    return _text(user.get("sys_id")) if user is not None else ""
+
+
+def _data_policies(call: WriteCall, resource: str) -> None:
+    """Entering a state without its mandatory fields is refused with every missing label.
+
+    The data policies are the reviewed state models' (pinned in overlay.yaml); a learned
+    machine's co-occurring fields are left to the generic behaviour checks."""
+    for machine in call.resource.state_machines:
+        target = _text(call.after.get(machine.field))
+        if (
+            not machine.evidence.pinned
+            or not target
+            or (call.before is not None and _text(call.before.get(machine.field)) == target)
+        ):
+            continue
+        missing = [
+            name for name in machine.required_on_entry.get(target, []) if not call.after.get(name)
+        ]
+        if missing:
+            labels = [
+                column.label if column else name for name, column in _columns(resource, missing)
+            ]
+            refusal = data_policy(labels)
+            raise Rejection(
+                refusal.status, refusal.message, detail=refusal.detail, fields=tuple(missing)
+            )
+
+
+def _columns(resource: str, names: list[str]) -> Iterator[tuple[str, Column | None]]:
+    for name in names:
+        yield name, _column(resource, name)
+
+
+def _check_assignment(call: WriteCall) -> None:
+    """An assignee must be a member (sys_user_grmember) of the assignment group.
+
+    Only a group whose members the world holds is checked: a world replayed from a recording
+    that never read sys_user_grmember knows no memberships, and refusing there would invent a
+    violation the real instance would not see.
+    """
+    after = call.after
+    group, user = _text(after.get("assignment_group")), _text(after.get("assigned_to"))
+    if not group or not user or "sys_user_grmember" not in call.mock.resources:
+        return
+    if call.before is not None and (group, user) == (
+        _text(call.before.get("assignment_group")),
+        _text(call.before.get("assigned_to")),
+    ):
+        return
+    members, _ = call.tx.list("sys_user_grmember", Query(where=Condition("group", "=", group)))
+    if members and all(_text(member.get("user")) != user for member in members):
+        person, team = _display(call, "sys_user", user), _display(call, "sys_user_group", group)
+        raise Rejection(
+            403,
+            "Operation Failed",
+            detail=f"Invalid update: {person} is not a member of assignment group {team}",
+            fields=("assigned_to",),
+        )
+
+
+def after_write(call: WriteCall) -> None:
+    """Side effects in the same transaction: the record's rows in its other classes' tables,
+    audit rows, journal entries, attachment bytes."""
+    resource = call.resource.resource.name
+    record_id = _text(call.after.get(call.resource.resource.id_field))
+    _sync_hierarchy(call, resource, record_id)
+    if call.kind == "delete":
+        if resource == ATTACHMENT and call.tx.get(ATTACHMENT_CONTENT, record_id) is not None:
+            call.tx.delete(ATTACHMENT_CONTENT, record_id)
+        if resource == "incident" and "task_sla" in call.mock.resources:
+            for sla in _slas_of(call.tx, record_id):
+                call.tx.delete("task_sla", _text(sla.get("sys_id")))
+        return
+    if resource in _SYSTEM_TABLES:
+        return
+    checkpoint = _text(call.after.get("sys_mod_count", "0"))
+    # ServiceNow audits a record under its class, whichever table the write came through.
+    audited = _record_class(resource, _text(call.after.get("sys_class_name")))
+    if call.kind == "update" and call.before is not None and "sys_audit" in call.mock.resources:
+        for name, value in call.after.items():
+            old = call.before.get(name)
+            if name not in _UNAUDITED and _text(old) != _text(value):
+                _audit(call, audited, record_id, name, _text(old), _text(value), checkpoint)
+    for element in _journal(resource):
+        text = _text(call.sent.get(element))
+        if not text or "sys_journal_field" not in call.mock.resources:
+            continue
+        if call.kind == "update" and "sys_audit" in call.mock.resources:
+            _audit(call, audited, record_id, element, "", text, checkpoint)
+        values = {"element": element, "element_id": record_id, "name": audited, "value": text}
+        _platform_insert(call, "sys_journal_field", values, call.principal)
+    if resource == "incident" and "task_sla" in call.mock.resources:
+        # After the audit: the platform's SLA engine writes sla_due without an audit row.
+        _incident_slas(call, record_id)
+
+
+# -- §2.6 the table hierarchy -------------------------------------------------------------------
+
+
+def _sync_hierarchy(call: WriteCall, resource: str, record_id: str) -> None:
+    """One record, every table of its class hierarchy (PROTOCOL.md §2.6).
+
+    ServiceNow keeps a record of a class once for the whole hierarchy: a server is a row of
+    `cmdb_ci_server` and of `cmdb_ci`, where it shows the parent's columns and its own
+    `sys_class_name`. The mock keeps one row per served table of the record's class chain and
+    writes them together, so reading the parent table lists the child's records, a get by
+    sys_id through the parent finds them, a reference to the parent resolves to them, and a
+    write through either table is seen through the other.
+    """
+    for other in _class_tables(call, resource) - {resource}:
+        held = call.tx.get(other, record_id)
+        if call.kind == "delete":
+            if held is not None:
+                call.tx.delete(other, record_id)
+            continue
+        fields = call.mock.resources[other].resource.fields
+        shared = {name: value for name, value in call.after.items() if name in fields}
+        if held is None:
+            call.tx.insert(other, record_id, shared)
+        else:
+            call.tx.update(other, record_id, {**held, **shared})
+
+
+def _class_tables(call: WriteCall, resource: str) -> set[str]:
+    """The served tables holding the written record (see `_holders`)."""
+    record_class = _record_class(resource, _text(call.after.get("sys_class_name")))
+    return _holders(record_class, call.mock.resources)
+
+
+def _record_class(resource: str, recorded: str) -> str:
+    """A record's class: its `sys_class_name` when that is `resource` or a class extending it,
+    else `resource` itself."""
+    known = recorded in SUPER_CLASSES and (recorded == resource or resource in ancestors(recorded))
+    return recorded if known else resource
+
+
+def _holders(record_class: str, served: Collection[str]) -> set[str]:
+    """The served tables a record of `record_class` is a row of: its class and every served
+    class that one extends."""
+    return {name for name in (record_class, *ancestors(record_class)) if name in served}
+
+
+def prepare_seed(model: ServiceModel, records: SeedRecords) -> SeedRecords:
+    """A seed's records as the hierarchy keeps them (PROTOCOL.md §2.6), whoever made them.
+
+    Generated records and seed files know nothing of classes: a generated server is no
+    `cmdb_ci` row, a generated `cmdb_ci` row may claim class `cmdb_ci_server` with no server
+    behind it, and a seed file may hold servers alone. Here every record of a child class gets
+    (or is merged into) a row of each served parent table, with that table's columns and the
+    child's values, as the extension's writes keep it; a parent row claiming a served child
+    class that has no record with its sys_id is of the parent's own class.
+    """
+    served = model.resources
+    present = {(name, record_id) for name, record_id, _ in records}
+    out: SeedRecords = []
+    for name, record_id, record in records:
+        fields = served[name].fields
+        record_class = _record_class(name, _text(record.get("sys_class_name")))
+        if record_class in served and (record_class, record_id) not in present:
+            record_class = name
+        if "sys_class_name" in fields and _text(record.get("sys_class_name")) != record_class:
+            record = {**record, "sys_class_name": record_class}
+        out.append((name, record_id, record))
+    position = {(name, record_id): index for index, (name, record_id, _) in enumerate(out)}
+    for name, record_id, record in list(out):
+        record_class = _record_class(name, _text(record.get("sys_class_name")))
+        if record_class != name:
+            continue  # a parent table's row of a child's record: the child's own row fills it
+        for parent in (table for table in ancestors(name) if table in served):
+            columns = served[parent].fields
+            shared = {field: value for field, value in record.items() if field in columns}
+            at = position.get((parent, record_id))
+            if at is None:
+                position[(parent, record_id)] = len(out)
+                out.append((parent, record_id, shared))
+            else:
+                out[at] = (parent, record_id, {**out[at][2], **shared})
+    return out
+
+
+def _platform_insert(
+    call: WriteCall, resource: str, values: Mapping[str, str], writer: str
+) -> Record:
+    """A record the platform writes itself (journal, audit, SLA): like every record, it is born
+    in the global domain."""
+    record: Record = dict(values)
+    if "sys_domain" in call.mock.resources[resource].resource.fields:
+        record.update(sys_domain=GLOBAL_DOMAIN, sys_domain_path="/")
+    return call.mock.insert_record(call.tx, resource, record, writer)
+
+
+def _audit(
+    call: WriteCall, table: str, record_id: str, field: str, old: str, new: str, checkpoint: str
+) -> None:
+    values = {
+        "tablename": table,
+        "documentkey": record_id,
+        "fieldname": field,
+        "oldvalue": old,
+        "newvalue": new,
+        "user": call.principal,
+        "reason": "",
+        "record_checkpoint": checkpoint,
+        "internal_checkpoint": hashlib.md5(f"{record_id}/{checkpoint}".encode()).hexdigest()[:16],
+    }
+    _platform_insert(call, "sys_audit", values, call.principal)
+
+
+# -- §5 SLA timers ------------------------------------------------------------------------------
+
+# The columns the SLA rules read as text; a stored record may hold them typed.
+_TASK_FIELDS: Final = ("state", "priority", "active")
+_TIMER_FIELDS: Final = ("start_time", "planned_end_time", "pause_duration")
+# The platform's SLA engine writes task_sla as this user, as the reference instance does.
+_SLA_WRITER: Final = "system"
+
+
+def _incident_slas(call: WriteCall, record_id: str) -> None:
+    """The instance's SLA rules (`instance.sla_*`) on this write: start one on create; on an
+    update bring each running SLA up to now (elapsed time, breach flag), then pause, resume,
+    cancel or complete it as the incident's change says, and start another on a new priority
+    or a reopening. The incident's sla_due follows its most urgent running SLA."""
+    now = _now(call.mock)
+    new = _task_view(call.after)
+    if call.before is None:
+        _start_sla(call, record_id, new, now)
+    else:
+        old = _task_view(call.before)
+        for sla in _slas_of(call.tx, record_id):
+            if _text(sla.get("stage")) not in RUNNING_STAGES or not _timed(sla):
+                continue
+            view = {name: _text(value) for name, value in sla.items()}
+            if view["stage"] == "in_progress":
+                view = _write_sla(call, sla, view, sla_progress(view, now))
+            change = sla_transition(view, old, new, now)
+            if change is not None:
+                view = _write_sla(call, sla, view, change)
+            # After the transition: resolving straight from On Hold resumes, then completes.
+            completion = sla_completion(view, new, now)
+            if completion is not None:
+                _write_sla(call, sla, view, completion)
+        if sla_restarts(old, new):
+            _start_sla(call, record_id, new, now)
+    _sync_due(call, record_id)
+
+
+def _now(mock: Mock) -> datetime:
+    """The mock's clock as the naive UTC moment the SLA rules compute with, to the second."""
+    return datetime.fromtimestamp(int(mock.clock()), tz=UTC).replace(tzinfo=None)
+
+
+def _task_view(record: Record) -> dict[str, str]:
+    return {name: _text(record.get(name)) for name in _TASK_FIELDS}
+
+
+def _timed(sla: Record) -> bool:
+    """Whether an SLA's timer fields read as stamps: a world replayed from a recording may hold
+    task_sla rows without them, and those are left as recorded rather than guessed at."""
+    try:
+        for name in _TIMER_FIELDS:
+            datetime.strptime(_text(sla.get(name)), STAMP)
+    except ValueError:
+        return False
+    return True
+
+
+def _start_sla(call: WriteCall, record_id: str, task: Mapping[str, str], now: datetime) -> None:
+    if task["priority"] in SLA_DEFINITIONS:
+        values = sla_start(record_id, task["priority"], now)
+        _platform_insert(call, "task_sla", values, _SLA_WRITER)
+
+
+def _write_sla(
+    call: WriteCall, stored: Record, view: dict[str, str], change: Mapping[str, str]
+) -> dict[str, str]:
+    """Store `change` on the SLA as the platform does (stamped, counted); returns the new view."""
+    changed = {name: value for name, value in change.items() if view.get(name) != value}
+    if not changed:
+        return view
+    stored.update(changed)
+    stored.update(sys_updated_on=call.mock.stamp(), sys_updated_by=_SLA_WRITER)
+    count = stored.get("sys_mod_count")
+    bumped = int(count or 0) + 1
+    stored["sys_mod_count"] = bumped if isinstance(count, int) else str(bumped)
+    call.tx.update("task_sla", _text(stored.get("sys_id")), stored)
+    return {**view, **changed}
+
+
+def _slas_of(tx: Transaction, task_id: str) -> list[Record]:
+    slas, _ = tx.list(
+        "task_sla",
+        Query(where=Condition("task", "=", task_id), order_by=(SortKey("sys_created_on"),)),
+    )
+    return slas
+
+
+def _sync_due(call: WriteCall, record_id: str) -> None:
+    due = sla_due(
+        {name: _text(value) for name, value in sla.items()} for sla in _slas_of(call.tx, record_id)
+    )
+    fields = call.resource.resource.fields
+    if due is None or "sla_due" not in fields:
+        return
+    wanted: dict[str, str] = {name: due for name in ("sla_due", "activity_due") if name in fields}
+    if any(_text(call.after.get(name)) != value for name, value in wanted.items()):
+        call.after.update(wanted)
+        call.tx.update("incident", record_id, call.after)
+
+
+# -- §3 the batch API -------------------------------------------------------------------------
+
+
+def batch(call: RouteCall) -> MockResponse:
+    """Serve each inner request as if sent alone, with the outer request's credential."""
+    sent = _batch_body(call.request)
+    serviced = [
+        _serviced(item_id, call.serve(inner)) for item_id, inner in _inner(call.request, sent)
+    ]
+    payload = {
+        "batch_request_id": str(sent.get("batch_request_id", "")),
+        "serviced_requests": serviced,
+        "unserviced_requests": [],
+    }
+    return MockResponse(200, [_JSON], payload=payload)
+
+
+def unpack_batch(request: MockRequest) -> list[MockRequest]:
+    """The inner requests a batch carries (the `Route.unpack` of the batch endpoint); [] for a
+    batch the endpoint refuses whole, which serves none of them."""
+    try:
+        return [inner for _, inner in _inner(request, _batch_body(request))]
+    except Rejection:
+        return []
+
+
+def _batch_body(request: MockRequest) -> dict[str, Any]:
+    try:
+        sent = orjson.loads(request.body)
+    except orjson.JSONDecodeError:
+        raise Rejection(
+            400, "Exception while reading request", detail="The payload is not valid JSON."
+        ) from None
+    if not isinstance(sent, dict) or not isinstance(sent.get("rest_requests"), list):
+        raise Rejection(400, "Exception while reading request", detail="rest_requests is missing")
+    return sent
+
+
+def _inner(request: MockRequest, sent: dict[str, Any]) -> list[tuple[str, MockRequest]]:
+    """(item id, request) for each rest_request, every one checked before any is served."""
+    outer = {k: v for k, v in request.headers.items() if k in ("authorization", "x-myna-world")}
+    return [_inner_request(request, item, outer) for item in sent["rest_requests"]]
+
+
+def _inner_request(
+    request: MockRequest, item: Any, outer: dict[str, str]
+) -> tuple[str, MockRequest]:
+    if not isinstance(item, dict) or not isinstance(item.get("url"), str):
+        raise Rejection(400, "Exception while reading request", detail="a rest_request has no url")
+    url = urlsplit(item["url"])
+    headers = dict(outer)
+    for header in item.get("headers") or []:
+        if isinstance(header, dict) and header.get("name", "").lower() != "authorization":
+            headers[str(header["name"]).lower()] = str(header.get("value", ""))
+    try:
+        body = base64.b64decode(item["body"]) if item.get("body") else b""
+    except (ValueError, TypeError):
+        raise Rejection(
+            400, "Exception while reading request", detail="a rest_request body is not base64"
+        ) from None
+    inner = MockRequest(
+        method=str(item.get("method", "GET")).upper(),
+        path=url.path,
+        query=parse_qsl(url.query, keep_blank_values=True),
+        headers=headers,
+        body=body,
+        base_url=request.base_url,
+    )
+    return str(item.get("id", "")), inner
+
+
+def _serviced(item_id: str, response: MockResponse) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "body": base64.b64encode(response.body).decode("ascii"),
+        "status_code": response.status,
+        "status_text": HTTPStatus(response.status).phrase,
+        "headers": [{"name": name, "value": value} for name, value in response.headers],
+        "execution_time": 0,
+    }
+
+
+# -- §4 the attachment API ---------------------------------------------------------------------
+
+
+def upload(call: RouteCall) -> MockResponse:
+    tx, principal = call.transaction(), call.user()
+    params = dict(call.request.query)
+    table, target_id = params.get("table_name", ""), params.get("table_sys_id", "")
+    if table not in call.mock.resources or tx.get(table, target_id) is None:
+        raise Rejection(
+            400, "Invalid table or sys_id", detail=f"No record {target_id} in table {table}"
+        )
+    data = call.request.body
+    content_type = call.request.headers.get("content-type") or "application/octet-stream"
+    values = attachment_values(params.get("file_name", ""), table, target_id, data, content_type)
+    record = call.mock.insert_record(tx, ATTACHMENT, values, principal)
+    record_id = _text(record["sys_id"])
+    where = f"{call.request.base_url}/api/now/attachment/{record_id}"
+    record["download_link"] = f"{where}/file"
+    tx.update(ATTACHMENT, record_id, record)
+    tx.insert(ATTACHMENT_CONTENT, record_id, {"data": base64.b64encode(data).decode("ascii")})
+    rendered = call.mock.renderers[ATTACHMENT].render(record, call.request.base_url)
+    return MockResponse(201, [_JSON, ("Location", where)], payload={"result": rendered})
+
+
+def download(call: RouteCall) -> MockResponse:
+    tx = call.transaction()
+    record_id = call.params["sys_id"]
+    record = tx.get(ATTACHMENT, record_id)
+    content = tx.get(ATTACHMENT_CONTENT, record_id)
+    if record is None or content is None:
+        raise Rejection(
+            404, "Record doesn't exist", detail=f"Attachment record not found: {record_id}"
+        )
+    content_type = _text(record.get("content_type")) or "application/octet-stream"
+    return MockResponse(
+        200, [("Content-Type", content_type)], body=base64.b64decode(content["data"])
+    )
+
+
+# -- §1 the OAuth token endpoint ---------------------------------------------------------------
+
+
+def token(call: RouteCall) -> MockResponse:
+    """Password, client-credentials and refresh grants, answered as ServiceNow does."""
+    form: dict[str, str] = dict(parse_qsl(call.request.body.decode("utf-8", "replace")))
+    auth = call.mock.auth
+    grant = form.get("grant_type", "")
+    user: str | None = None
+    if grant == "refresh_token":
+        user = auth.redeem_refresh_token(form.get("refresh_token", ""))
+        access = None if user is None else auth.grant(user)
+    else:
+        issued = auth.issue_token(form, call.request.base_url)
+        access = None if issued is None else str(issued["access_token"])
+        user = form.get("username") if grant == "password" else None
+    if access is None:
+        refused = {"error_description": "access_denied", "error": "server_error"}
+        return MockResponse(401, [_JSON], payload=refused)
+    body: dict[str, Any] = {"access_token": access}
+    if user is not None:
+        # The client-credentials grant carries no refresh token (ServiceNow OAuth docs).
+        body["refresh_token"] = auth.issue_refresh_token(user)
+    body.update(scope="useraccount", token_type="Bearer", expires_in=_TOKEN_LIFETIME)
+    return MockResponse(200, [_JSON], payload=body)
+
+
+def _routes() -> tuple[Route, ...]:
+    return (
+        Route("POST", "/api/now/v1/batch", batch, transactional=False, unpack=unpack_batch),
+        Route("POST", "/api/now/v1/attachment/file", upload),
+        Route("GET", "/api/now/v1/attachment/{sys_id}/file", download),
+        Route("POST", "/oauth_token.do", token, authenticated=False, transactional=False),
+    )
+
+
+SERVICENOW = Extension(
+    name="servicenow",
+    routes=_routes(),
+    aliases=(
+        ("/api/now/v1/table", "/api/now/table"),
+        ("/api/now/v2/table", "/api/now/table"),
+        ("/api/now/attachment", "/api/now/v1/attachment"),
+        ("/api/now/batch", "/api/now/v1/batch"),
+    ),
+    partial_put=True,
+    ignore_unknown_fields=True,
+    unrouted=_unknown_table,
+    before_write=before_write,
+    after_write=after_write,
+    render=render,
+    link_header=link_header,
+    refusal=refusal,
+    prepare_seed=prepare_seed,
+    side_effect_resources=frozenset(
+        {"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT, "task_sla"}
+    ),
+)

@@ -1,0 +1,138 @@
+"""Built-in back ends as the mock sees them: one declared spec per back end, found by name.
+
+A built-in back end is an ordinary service model, produced the way any user's model is: `learn`
+over a trace corpus that ships with the package, into a small reviewed overlay of pinned facts
+(`update=`), so the facts the traces cannot show survive learning. The learned result is
+committed beside them as `model.yaml`, so serving needs no learning, a person can review the
+model, and a test checks that learning the corpus again reproduces it byte for byte.
+
+The back ends themselves live in `myna.backends`, above this stage. Each declares one `Backend`
+spec (its model files, the extension and query dialect its model names, the state its corpus
+starts from and the user it was recorded as) as an entry point in group `myna.backends`, so
+`myna serve itsm` finds it here by name. `builtin_model("itsm")` is what callers use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import as_file, files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from myna.errors import MockError
+from myna.mocks.plugins import PluginRegistry
+from myna.schemas.model import ServiceModel
+from myna.traces.model import Session
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "InitialRecords",
+    "builtin_model",
+    "named_backend",
+    "resolve_model",
+]
+
+InitialRecords = Callable[[], Mapping[str, Sequence[Mapping[str, Any]]]]
+"""Records by resource name (what seed files hold)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One built-in back end: where its files live inside `package`, and what a user replaying
+    its corpus needs to know.
+
+    `extension` and `dialect` name what its model opts into (a test checks they agree);
+    `initial_records` is its reference service's state before the corpus ran and `recorded_as`
+    the user the corpus signs in as (both None when the corpus creates all it uses).
+    """
+
+    name: str
+    title: str
+    package: str
+    extension: str
+    dialect: str | None = None
+    recorded_as: str | None = None
+    initial_records: InitialRecords | None = None
+    corpus: str = "corpus.jsonl"
+    overlay: str = "overlay.yaml"
+    model: str = "model.yaml"
+    world: str = "reference_world"
+
+    def resource(self, file_name: str) -> Traversable:
+        return files(self.package).joinpath(file_name)
+
+    @contextmanager
+    def reference_world(self) -> Iterator[Path | None]:
+        """The directory of the shipped reference world's seed files, or None when the back end
+        ships none (a path on disk for as long as the context lasts)."""
+        with as_file(self.resource(self.world)) as directory:
+            path = Path(directory)
+            yield path if path.is_dir() else None
+
+    def load(self) -> ServiceModel:
+        """The shipped model file, as committed."""
+        from myna.schemas.openapi import loads
+
+        model_file = self.resource(self.model)
+        return loads(model_file.read_text(encoding="utf-8"), source=str(model_file))
+
+    def learn(self) -> ServiceModel:
+        """Learn the model again from the shipped corpus into the pinned overlay."""
+        from myna.schemas.learn import learn
+        from myna.schemas.openapi import loads
+
+        overlay_file = self.resource(self.overlay)
+        overlay = loads(overlay_file.read_text(encoding="utf-8"), source=str(overlay_file))
+        (model,) = learn(self.corpus_sessions(), service=self.name, update=overlay)
+        return model
+
+    def corpus_sessions(self) -> list[Session]:
+        """The shipped corpus, read whole."""
+        from myna.traces.reading import read
+
+        with as_file(self.resource(self.corpus)) as corpus:
+            return list(read(corpus))
+
+
+BACKENDS: PluginRegistry[Backend] = PluginRegistry("built-in back end", "myna.backends", Backend)
+"""Every built-in back end, by name (declared as entry points, or registered in code)."""
+
+
+def builtin_model(name: str) -> ServiceModel:
+    """The shipped model of built-in back end `name` (a fresh copy the caller may change)."""
+    if name not in BACKENDS:
+        raise MockError(BACKENDS.unknown(name), backend=name)
+    return _loaded(name).model_copy(deep=True)
+
+
+@cache
+def _loaded(name: str) -> ServiceModel:
+    return BACKENDS.require(name).load()
+
+
+def named_backend(spec: str) -> Backend | None:
+    """The built-in back end a MODEL argument names, or None when it names a file (a file at
+    that path wins over a back end of the same name) or nothing known."""
+    return None if Path(spec).exists() else BACKENDS.get(spec)
+
+
+def resolve_model(spec: str) -> ServiceModel:
+    """A model file when one exists at that path, else the built-in back end of that name."""
+    from myna.schemas.openapi import load
+
+    backend = named_backend(spec)
+    if backend is not None:
+        return builtin_model(backend.name)
+    path = Path(spec)
+    if path.exists():
+        return load(path)
+    known = ", ".join(BACKENDS.names())
+    raise MockError(
+        f"{spec!r} is neither a model file nor a built-in back end (there are: {known})",
+        field="MODEL",
+    )

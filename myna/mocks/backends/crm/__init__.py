@@ -1,1 +1,0 @@
-"""The built-in CRM back end (Salesforce REST API style): corpus, overlay and learned model."""

@@ -1,1 +1,0 @@
-"""The ITSM back end: ServiceNow Table API style, learned from a shipped trace corpus."""
