@@ -28,7 +28,15 @@ from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, compile_model
 from myna.mocks.dialects import DIALECTS, Dialect, QuerySyntaxError
-from myna.mocks.extensions import PageCall, RenderCall, Route, RouteCall, WriteCall, extensions_for
+from myna.mocks.extensions import (
+    PageCall,
+    RenderCall,
+    Route,
+    RouteCall,
+    WriteCall,
+    WriteKind,
+    extensions_for,
+)
 from myna.mocks.faults import FaultConfig, FaultState
 from myna.mocks.messages import MockRequest, MockResponse, Pairs
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
@@ -426,17 +434,8 @@ class Mock:
                 record[machine.field] = machine.initial[0]
         _enter_states(resource, None, record, sent)
         record_id = self._fill_server_fields(resource, record, tx, principal)
-        write = (
-            WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
-            if self.extensions.writes
-            else None
-        )
-        if write is not None:
-            self.extensions.before_write(write)
-        self._enforce(contract, resource, None, record, sent, tx)
-        tx.insert(spec.name, record_id, record)
-        if write is not None:
-            self.extensions.after_write(write)
+        write = _Write(contract, resource, "create", None, record, sent, principal, tx, request)
+        self._write(write, lambda: tx.insert(spec.name, record_id, record))
         return self._item(contract, resource, record, request, None, tx)
 
     def _update(
@@ -454,16 +453,9 @@ class Mock:
             after = self._replaced(resource, before, sent)
         else:
             after = {**before, **sent}
-        _enter_states(resource, before, after, sent)
-        self._touch(resource, before, after, principal)
-        write = WriteCall(self, resource, "update", before, after, sent, principal, tx, request)
-        if self.extensions.writes:
-            self.extensions.before_write(write)
-        self._enforce(contract, resource, before, after, sent, tx)
-        record_id = str(before[resource.resource.id_field])
-        tx.update(resource.resource.name, record_id, after)
-        if self.extensions.writes:
-            self.extensions.after_write(write)
+        self._change(
+            _Write(contract, resource, "update", before, after, sent, principal, tx, request)
+        )
         return self._item(contract, resource, after, request, None, tx)
 
     def _delete(
@@ -476,12 +468,9 @@ class Mock:
     ) -> MockResponse:
         resource = _resource_of(contract)
         record = self._existing(contract, resource, params, tx)
-        write = WriteCall(self, resource, "delete", record, record, {}, principal, tx, request)
-        if self.extensions.writes:
-            self.extensions.before_write(write)
-        tx.delete(resource.resource.name, str(record[resource.resource.id_field]))
-        if self.extensions.writes:
-            self.extensions.after_write(write)
+        record_id = str(record[resource.resource.id_field])
+        write = _Write(contract, resource, "delete", record, record, {}, principal, tx, request)
+        self._write(write, lambda: tx.delete(resource.resource.name, record_id))
         if contract.success_status == 204:
             return MockResponse(204, [])
         return self._item(contract, resource, record, request, None, tx)
@@ -511,14 +500,55 @@ class Mock:
             value = _effect_value(effect, body)
             if value is not _ABSENT:
                 changed[effect.field] = value
-        after.update(coerce_scalars(changed, resource.stringly))
-        _enter_states(resource, before, after, changed)
-        self._touch(resource, before, after, principal)
-        self._enforce(contract, resource, before, after, changed, tx)
-        tx.update(resource.resource.name, str(before[resource.resource.id_field]), after)
+        sent = coerce_scalars(changed, resource.stringly)
+        after.update(sent)
+        self._change(
+            _Write(contract, resource, "update", before, after, sent, principal, tx, request)
+        )
         if contract.success_status == 204:
             return MockResponse(204, [])
         return self._item(contract, resource, after, request, None, tx)
+
+    # -- the write pipeline: every create, update, delete and action goes through it -------------
+
+    def _change(self, write: _Write) -> None:
+        """An update or an action: what entering the new state sets, the server's stamps, then
+        the write itself."""
+        assert write.before is not None
+        _enter_states(write.resource, write.before, write.after, write.sent)
+        self._touch(write.resource, write.before, write.after, write.principal)
+        record_id = str(write.before[write.resource.resource.id_field])
+        name = write.resource.resource.name
+        self._write(write, lambda: write.tx.update(name, record_id, write.after))
+
+    def _write(self, write: _Write, store: Callable[[], None]) -> None:
+        """The extensions' `before_write` hooks (derive, refuse), the behaviour checks (not on a
+        delete), `store`, then the `after_write` hooks (side effects), all in the request's
+        transaction, so a refusal anywhere leaves nothing written."""
+        call = (
+            WriteCall(
+                self,
+                write.resource,
+                write.kind,
+                write.before,
+                write.after,
+                write.sent,
+                write.principal,
+                write.tx,
+                write.request,
+            )
+            if self.extensions.writes
+            else None
+        )
+        if call is not None:
+            self.extensions.before_write(call)
+        if write.kind != "delete":
+            self._enforce(
+                write.contract, write.resource, write.before, write.after, write.sent, write.tx
+            )
+        store()
+        if call is not None:
+            self.extensions.after_write(call)
 
     def _query(
         self,
@@ -894,6 +924,22 @@ _HANDLERS: dict[str, Callable[..., MockResponse]] = {
     "action": Mock._action,
     "query": Mock._query,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    """One write on its way through `Mock._write`: what the extensions' `WriteCall` carries,
+    plus the operation whose error status the checks answer with."""
+
+    contract: OperationContract
+    resource: ResourceContract
+    kind: WriteKind
+    before: Record | None
+    after: Record
+    sent: dict[str, Any]
+    principal: str
+    tx: Transaction
+    request: MockRequest
 
 
 @dataclass(frozen=True, slots=True)

@@ -241,6 +241,29 @@ def test_a_refusal_in_after_write_rolls_back_the_write_and_its_side_effects(
     assert after["description"] == record["description"] != "y"
 
 
+def test_a_custom_action_goes_through_the_write_hooks_like_an_update(register: Any) -> None:
+    """An action (resolve) is a write: the hooks derive and refuse on it as on a PATCH, so an
+    extension's rules cannot be stepped around by calling the action instead."""
+    seen: list[tuple[str, str | None, str]] = []
+
+    def note(call: WriteCall) -> None:
+        before = None if call.before is None else str(call.before["state"])
+        seen.append((call.kind, before, str(call.after["state"])))
+        if call.kind == "update" and call.sent.get("close_code") == "forbidden":
+            raise Rejection(403, "Operation Failed", detail="not this code")
+        call.after["description"] = f"seen in state {call.after['state']}"
+
+    client = serve(register, before_write=note)
+    record = create(client)
+    path = f"{TABLE}/incident/{record['sys_id']}/resolve"
+    refused = client.post(path, json={"close_code": "forbidden"})
+    assert (refused.status, refused.json()["error"]["detail"]) == (403, "not this code")
+    resolved = client.post(path, json={"close_code": "fixed", "close_notes": "rebooted"})
+    assert resolved.status == 200, resolved.json()
+    assert resolved.json()["result"]["description"] == "seen in state 6"
+    assert seen[1:] == [("update", "1", "6"), ("update", "1", "6")]
+
+
 def test_delete_hooks_see_the_record_that_goes(register: Any) -> None:
     seen: list[tuple[str, str]] = []
 
