@@ -34,7 +34,6 @@ from myna.mocks.extensions import (
     Route,
     RouteCall,
     WriteCall,
-    WriteKind,
     extensions_for,
 )
 from myna.mocks.faults import FaultConfig, FaultState
@@ -434,8 +433,8 @@ class Mock:
                 record[machine.field] = machine.initial[0]
         _enter_states(resource, None, record, sent)
         record_id = self._fill_server_fields(resource, record, tx, principal)
-        write = _Write(contract, resource, "create", None, record, sent, principal, tx, request)
-        self._write(write, lambda: tx.insert(spec.name, record_id, record))
+        write = WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
+        self._write(contract, write, lambda: tx.insert(spec.name, record_id, record))
         return self._item(contract, resource, record, request, None, tx)
 
     def _update(
@@ -454,7 +453,8 @@ class Mock:
         else:
             after = {**before, **sent}
         self._change(
-            _Write(contract, resource, "update", before, after, sent, principal, tx, request)
+            contract,
+            WriteCall(self, resource, "update", before, after, sent, principal, tx, request),
         )
         return self._item(contract, resource, after, request, None, tx)
 
@@ -469,8 +469,8 @@ class Mock:
         resource = _resource_of(contract)
         record = self._existing(contract, resource, params, tx)
         record_id = str(record[resource.resource.id_field])
-        write = _Write(contract, resource, "delete", record, record, {}, principal, tx, request)
-        self._write(write, lambda: tx.delete(resource.resource.name, record_id))
+        write = WriteCall(self, resource, "delete", record, record, {}, principal, tx, request)
+        self._write(contract, write, lambda: tx.delete(resource.resource.name, record_id))
         if contract.success_status == 204:
             return MockResponse(204, [])
         return self._item(contract, resource, record, request, None, tx)
@@ -503,7 +503,8 @@ class Mock:
         sent = coerce_scalars(changed, resource.stringly)
         after.update(sent)
         self._change(
-            _Write(contract, resource, "update", before, after, sent, principal, tx, request)
+            contract,
+            WriteCall(self, resource, "update", before, after, sent, principal, tx, request),
         )
         if contract.success_status == 204:
             return MockResponse(204, [])
@@ -511,7 +512,7 @@ class Mock:
 
     # -- the write pipeline: every create, update, delete and action goes through it -------------
 
-    def _change(self, write: _Write) -> None:
+    def _change(self, contract: OperationContract, write: WriteCall) -> None:
         """An update or an action: what entering the new state sets, the server's stamps, then
         the write itself."""
         assert write.before is not None
@@ -519,36 +520,23 @@ class Mock:
         self._touch(write.resource, write.before, write.after, write.principal)
         record_id = str(write.before[write.resource.resource.id_field])
         name = write.resource.resource.name
-        self._write(write, lambda: write.tx.update(name, record_id, write.after))
+        self._write(contract, write, lambda: write.tx.update(name, record_id, write.after))
 
-    def _write(self, write: _Write, store: Callable[[], None]) -> None:
+    def _write(
+        self, contract: OperationContract, write: WriteCall, store: Callable[[], None]
+    ) -> None:
         """The extensions' `before_write` hooks (derive, refuse), the behaviour checks (not on a
         delete), `store`, then the `after_write` hooks (side effects), all in the request's
         transaction, so a refusal anywhere leaves nothing written."""
-        call = (
-            WriteCall(
-                self,
-                write.resource,
-                write.kind,
-                write.before,
-                write.after,
-                write.sent,
-                write.principal,
-                write.tx,
-                write.request,
-            )
-            if self.extensions.writes
-            else None
-        )
-        if call is not None:
-            self.extensions.before_write(call)
+        hooked = self.extensions.writes
+        if hooked:
+            self.extensions.before_write(write)
         if write.kind != "delete":
-            self._enforce(
-                write.contract, write.resource, write.before, write.after, write.sent, write.tx
-            )
+            resource = write.resource
+            self._enforce(contract, resource, write.before, write.after, write.sent, write.tx)
         store()
-        if call is not None:
-            self.extensions.after_write(call)
+        if hooked:
+            self.extensions.after_write(write)
 
     def _query(
         self,
@@ -924,22 +912,6 @@ _HANDLERS: dict[str, Callable[..., MockResponse]] = {
     "action": Mock._action,
     "query": Mock._query,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class _Write:
-    """One write on its way through `Mock._write`: what the extensions' `WriteCall` carries,
-    plus the operation whose error status the checks answer with."""
-
-    contract: OperationContract
-    resource: ResourceContract
-    kind: WriteKind
-    before: Record | None
-    after: Record
-    sent: dict[str, Any]
-    principal: str
-    tx: Transaction
-    request: MockRequest
 
 
 @dataclass(frozen=True, slots=True)
