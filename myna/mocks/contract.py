@@ -16,6 +16,7 @@ from typing import TypeAlias
 from myna.mocks.validation import SchemaCheck
 from myna.schemas.model import (
     Conventions,
+    Envelope,
     FieldSpec,
     JsonSchema,
     Operation,
@@ -63,6 +64,7 @@ class ResourceContract:
     state_machines: tuple[StateMachine, ...]
     server: ServerFields
     stringly: frozenset[str]  # fields whose wire type is string while clients may send scalars
+    envelope: Envelope  # how its bodies are wrapped: its own envelope, else the service's
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,7 @@ class OperationContract:
     response_schema: JsonSchema | None
     response_validator: Validator | None
     id_param: str | None
+    replayed: bool  # answered from the recorded answers: no resource the mock could serve
 
 
 def compile_model(
@@ -164,6 +167,7 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
         state_machines=tuple(resource.state_machines),
         server=_server_fields(resource),
         stringly=frozenset(stringly),
+        envelope=resource.envelope or conventions.envelope,
     )
 
 
@@ -182,7 +186,7 @@ def compile_operation(
         request_schema = contract.update_schema
     elif operation.request_schema is not None:
         request_schema = _resolvable(operation.request_schema, components)
-    response_schema = _response_schema(operation, contract, conventions)
+    response_schema = _response_schema(operation, contract)
     if response_schema is not None:
         response_schema = _resolvable(response_schema, components)
     id_param = _id_param(operation)
@@ -198,7 +202,21 @@ def compile_operation(
         response_schema=response_schema,
         response_validator=SchemaCheck(response_schema) if response_schema is not None else None,
         id_param=id_param,
+        replayed=_replayed(operation, contract),
     )
+
+
+_SIMULATED_WITHOUT_RESOURCE = frozenset({"auth", "query"})
+"""Kinds the runtime serves without a resource: a token endpoint, a query naming its own."""
+
+
+def _replayed(operation: Operation, contract: ResourceContract | None) -> bool:
+    """Whether the mock answers an operation from its recorded answers: it names no resource
+    the model serves (and is not a kind that needs none), or its kind is one the runtime cannot
+    simulate."""
+    if operation.kind == "other":
+        return True
+    return contract is None and operation.kind not in _SIMULATED_WITHOUT_RESOURCE
 
 
 def _request_validator(schema: JsonSchema) -> Validator:
@@ -207,8 +225,7 @@ def _request_validator(schema: JsonSchema) -> Validator:
     return SchemaCheck(schema, formats=True)
 
 
-def item_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
-    envelope = conventions.envelope
+def item_schema(record: JsonSchema, envelope: Envelope) -> JsonSchema:
     if envelope.style == "wrapped" and envelope.item_key:
         return {
             "type": "object",
@@ -218,8 +235,7 @@ def item_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
     return record
 
 
-def list_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
-    envelope = conventions.envelope
+def list_schema(record: JsonSchema, envelope: Envelope) -> JsonSchema:
     records: JsonSchema = {"type": "array", "items": record}
     if envelope.style != "wrapped" or not envelope.list_key:
         return records
@@ -233,24 +249,22 @@ def list_schema(record: JsonSchema, conventions: Conventions) -> JsonSchema:
     return {"type": "object", "properties": properties, "required": [envelope.list_key]}
 
 
-def _response_schema(
-    operation: Operation, contract: ResourceContract | None, conventions: Conventions
-) -> JsonSchema | None:
+def _response_schema(operation: Operation, contract: ResourceContract | None) -> JsonSchema | None:
     if contract is None:
         for response in operation.responses:
             if 200 <= response.status < 300 and response.schema_ is not None:
                 return response.schema_
         return None
-    record = _rendered_record_schema(contract, conventions)
+    record = _rendered_record_schema(contract)
     if operation.kind == "list":
-        return list_schema(record, conventions)
+        return list_schema(record, contract.envelope)
     if _success_status(operation) == 204:
         return None
-    return item_schema(record, conventions)
+    return item_schema(record, contract.envelope)
 
 
-def _rendered_record_schema(contract: ResourceContract, conventions: Conventions) -> JsonSchema:
-    if not conventions.envelope.record_attributes:
+def _rendered_record_schema(contract: ResourceContract) -> JsonSchema:
+    if not contract.envelope.record_attributes:
         return contract.record_schema
     attributes: JsonSchema = {
         "type": "object",

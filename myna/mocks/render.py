@@ -15,7 +15,7 @@ from typing import Any
 
 from myna.mocks.contract import ResourceContract
 from myna.mocks.rejection import Rejection
-from myna.schemas.model import Conventions, ServiceModel
+from myna.schemas.model import Envelope, ServiceModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +137,7 @@ def renderer_for(contract: ResourceContract, model: ServiceModel) -> RecordRende
         as_strings=conventions.values_as_strings,
         field_names=tuple(names),
         links=links,
-        attributes_type=resource.name if conventions.envelope.record_attributes else None,
+        attributes_type=resource.name if contract.envelope.record_attributes else None,
         item_path=_split_template(resource.item_path) if resource.item_path else None,
     )
 
@@ -169,28 +169,32 @@ def _split_template(path: str) -> tuple[str, str]:
     return path[:start], path[end + 1 :]
 
 
-def wrap_item(record: dict[str, Any], conventions: Conventions) -> Any:
-    envelope = conventions.envelope
+def wrap_item(record: dict[str, Any], envelope: Envelope) -> Any:
     if envelope.style == "wrapped" and envelope.item_key:
         return {envelope.item_key: record}
     return record
 
 
+MORE_KEYS = frozenset({"has_more", "hasMore", "more"})
+"""Done keys that say the opposite: whether another page follows."""
+
+
 def wrap_list(
     records: list[dict[str, Any]],
-    conventions: Conventions,
+    envelope: Envelope,
     *,
     total: int,
     next_url: str | None,
 ) -> Any:
-    envelope = conventions.envelope
     if envelope.style != "wrapped" or not envelope.list_key:
         return records
-    body: dict[str, Any] = {}
+    # The other keys the service's lists carry, a next key it shows as null on a last page too.
+    body: dict[str, Any] = dict(envelope.extra)
     if envelope.total_key:
         body[envelope.total_key] = total
     if envelope.done_key:
-        body[envelope.done_key] = next_url is None
+        done = next_url is None
+        body[envelope.done_key] = not done if envelope.done_key in MORE_KEYS else done
     if envelope.next_key and next_url is not None:
         body[envelope.next_key] = next_url
     body[envelope.list_key] = records

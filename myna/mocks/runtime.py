@@ -41,6 +41,7 @@ from myna.mocks.messages import MockRequest, MockResponse, Pairs
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.render import RecordRenderer, error_body, renderer_for, wrap_item, wrap_list
+from myna.mocks.replayed import best_answer, echoed
 from myna.mocks.router import Match, MethodMismatch, Router
 from myna.mocks.store import (
     ConflictError,
@@ -59,6 +60,7 @@ from myna.mocks.validation import (
     validate_request,
     validate_response,
 )
+from myna.schemas.answers import path_param
 from myna.schemas.model import Effect, IdFormat, ServiceModel
 
 DEFAULT_WORLD = "default"
@@ -286,6 +288,8 @@ class Mock:
                 headers=(("Allow", ", ".join(matched.allowed)),),
             )
         contract = matched.target
+        if contract.replayed:
+            return self._replay(contract, matched.params, request)
         kind = contract.operation.kind
         handler = _HANDLERS.get(kind, Mock._other)
         try:
@@ -397,7 +401,10 @@ class Mock:
             )
             if link is not None:
                 headers.append(("Link", link))
-        payload = wrap_list(rendered, conventions, total=total, next_url=next_url)
+        if has_next and limit and pagination.style == "cursor":
+            # A cursor service hands out the cursor itself, not a URL to the next page.
+            next_url = _encode_cursor(offset + limit)
+        payload = wrap_list(rendered, resource.envelope, total=total, next_url=next_url)
         return MockResponse(contract.success_status, headers, payload=payload)
 
     def _get(
@@ -550,6 +557,8 @@ class Mock:
         (SOQL's FROM), in the model's query language."""
         status = contract.error_status
         dialect = self.dialect
+        if (dialect is None or dialect.parse_statement is None) and contract.operation.recorded:
+            return self._replay(contract, params, request)
         if dialect is None or dialect.parse_statement is None:
             # Not the client's mistake: the mock has no evaluator for this language (JQL).
             language = self.model.conventions.query_language
@@ -581,7 +590,7 @@ class Mock:
             if statement.count_only
             else [renderer.render(record, request.base_url, query.fields) for record in records]
         )
-        payload = wrap_list(rendered, self.model.conventions, total=total, next_url=None)
+        payload = wrap_list(rendered, resource.envelope, total=total, next_url=None)
         return MockResponse(contract.success_status, [_JSON], payload=payload)
 
     def _resource_named(self, name: str, status: int) -> ResourceContract:
@@ -599,7 +608,29 @@ class Mock:
         tx: Transaction,
         principal: str,
     ) -> MockResponse:
-        """An operation Myna learned but cannot simulate: answer the recorded example."""
+        """An operation Myna learned but cannot simulate."""
+        return self._replay(contract, params, request)
+
+    def _replay(
+        self, contract: OperationContract, params: dict[str, str], request: MockRequest
+    ) -> MockResponse:
+        """Answer as the service answered the recorded request most like this one, else with
+        the operation's example or its bare success status."""
+        answers = contract.operation.recorded
+        if answers:
+            wanted: dict[str, str] = {path_param(name): value for name, value in params.items()}
+            wanted.update(request.query)
+            answer = best_answer(answers, wanted)
+            headers: Pairs = [
+                (name, value) for name, value in answer.headers.items() if name != "content-length"
+            ]
+            if answer.text is not None:
+                return MockResponse(answer.status, headers, body=answer.text.encode())
+            if answer.body is None:
+                return MockResponse(answer.status, headers)
+            if not any(name == "content-type" for name, _ in headers):
+                headers.append(_JSON)
+            return MockResponse(answer.status, headers, payload=echoed(answer, wanted))
         for response in contract.operation.responses:
             if 200 <= response.status < 300:
                 if response.example is None:
@@ -631,6 +662,7 @@ class Mock:
     ) -> dict[str, Any]:
         status = contract.error_status
         value = parse_json_body(request.body, status=status, max_bytes=self.max_body_bytes)
+        value = _unwrapped(value, resource.envelope.request_key)
         body = coerce_scalars(require_object(value, status=status), resource.stringly)
         if self.extensions.ignore_unknown_fields:
             body = {name: value for name, value in body.items() if name in resource.resource.fields}
@@ -708,7 +740,7 @@ class Mock:
             rendered = self.extensions.render(
                 RenderCall(self, resource, record, rendered, request, fields, tx)
             )
-        payload = wrap_item(rendered, self.model.conventions)
+        payload = wrap_item(rendered, resource.envelope)
         headers: Pairs = [_JSON]
         if contract.operation.kind == "create" and resource.resource.item_path:
             renderer = self.renderers[resource.resource.name]
@@ -967,6 +999,16 @@ def _violations(
     yield from behaviour.check_transitions(write)
     yield from behaviour.check_required_on_entry(write)
     yield from behaviour.check_references(write, resource.references, exists)
+
+
+def _unwrapped(body: Any, key: str | None) -> Any:
+    """The record a write sends inside the resource's request wrapper (`{"ticket": {...}}`);
+    a body sent without the wrapper is taken as the record itself."""
+    if key is not None and isinstance(body, dict) and len(body) == 1:
+        inner = body.get(key)
+        if isinstance(inner, dict):
+            return inner
+    return body
 
 
 def _resource_of(contract: OperationContract) -> ResourceContract:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,15 @@ _ENVELOPE_KEYS = frozenset((*TOTAL_KEYS, *NEXT_KEYS, *DONE_KEYS))
 LIMIT_PARAMS = ("sysparm_limit", "limit", "maxResults", "per_page", "page_size", "pageSize", "size")
 OFFSET_PARAMS = ("sysparm_offset", "offset", "startAt", "start", "skip")
 PAGE_PARAMS = ("page", "pageNumber", "page_number")
-CURSOR_PARAMS = ("cursor", "after", "page_token", "pageToken", "starting_after", "nextPageToken")
+CURSOR_PARAMS = (
+    "cursor",
+    "start_cursor",
+    "after",
+    "page_token",
+    "pageToken",
+    "starting_after",
+    "nextPageToken",
+)
 
 
 @dataclass(slots=True)
@@ -75,10 +84,16 @@ def envelope_key(
 
 
 def infer_envelope(gathered: Gathered) -> Envelope:
-    """The wrapper most responses use; item and list keys may come from different responses."""
-    if not gathered.envelopes:
+    """The wrapper most of the service's responses use."""
+    return envelope_from(gathered.envelopes)
+
+
+def envelope_from(envelopes: Mapping[EnvelopeKey, Tally]) -> Envelope:
+    """The wrapper most of these responses use; item and list keys may come from different
+    responses."""
+    if not envelopes:
         return Envelope()
-    ranked = sorted(gathered.envelopes.items(), key=lambda pair: (-pair[1].samples, str(pair[0])))
+    ranked = sorted(envelopes.items(), key=lambda pair: (-pair[1].samples, str(pair[0])))
     (style, item_key, list_key, total, nxt, done, attributes), tally = ranked[0]
     if style == "bare":
         return Envelope(style="bare", evidence=tally.evidence())
@@ -106,6 +121,42 @@ def infer_envelope(gathered: Gathered) -> Envelope:
         record_attributes=attributes,
         evidence=merged.evidence(),
     )
+
+
+def resource_envelope(
+    envelopes: Mapping[EnvelopeKey, Tally],
+    service: Envelope,
+    *,
+    extras: Mapping[str, Any],
+    request_key: str | None,
+) -> Envelope | None:
+    """One resource's own wrapper (`{"tickets": [...]}` where another resource answers
+    `{"agents": [...]}`), or None when the service's wrapper already says how it is wrapped.
+
+    `extras` are the other keys its lists carried (`"object": "list"`), kept with a value so that
+    the mock's lists carry them too; `request_key` wraps what a write sends (`{"ticket": {...}}`),
+    learned from writes, else implied by the item wrapper when the resource was never written."""
+    own = envelope_from(envelopes) if envelopes else service.model_copy()
+    if own.style == "bare" and service.style == "wrapped" and not envelopes:
+        own = service.model_copy()
+    computed = {*TOTAL_KEYS, *DONE_KEYS, *(name for name in NEXT_KEYS if extras.get(name))}
+    own.extra = {name: value for name, value in sorted(extras.items()) if name not in computed}
+    own.request_key = request_key
+    if request_key is None and own.item_key is not None and own.item_key not in GENERIC_ITEM_KEYS:
+        own.request_key = own.item_key
+    if _same_wrapping(own, service):
+        return None
+    return own
+
+
+GENERIC_ITEM_KEYS = frozenset({"result", "data", "record", "item"})
+"""Item wrappers that say nothing of the record (ServiceNow's `result`): never a write's
+wrapper unless writes showed it."""
+
+
+def _same_wrapping(left: Envelope, right: Envelope) -> bool:
+    ignored = {"evidence"}
+    return left.model_dump(exclude=ignored) == right.model_dump(exclude=ignored)
 
 
 def infer_pagination(gathered: Gathered, envelope: Envelope) -> Pagination:

@@ -25,6 +25,7 @@ from typing import Any
 
 from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
+from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
 from myna.schemas.entry_values import volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
@@ -46,9 +47,11 @@ from myna.schemas.merge import merge_models
 from myna.schemas.model import (
     Conventions,
     Effect,
+    Envelope,
     FieldSpec,
     Operation,
     Parameter,
+    RecordedAnswer,
     Reference,
     Resource,
     ResponseSpec,
@@ -109,6 +112,10 @@ _LAYOUTS = 1024
 """Record layouts remembered per resource for the novelty check."""
 _BODY_BUDGET = 8
 """Bodies per operation and status walked for their (non-record) schema; the rest are counted."""
+_ANSWERS_KEPT = 64
+"""Exchanges kept per operation for replaying their answers (`answers.recorded_answers`)."""
+_SIGHTINGS_KEPT = 1000
+"""Recorded records kept per resource for a served mock to start with."""
 _UNSAMPLED_MAX = 256
 """Records the sample left out whose values are counted for enum decisions, per resource
 (evenly spaced over the first sightings): with the walked ones, enough to tell a closed set
@@ -226,6 +233,14 @@ def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) ->
     ]
     if service is not None and usable:
         usable = [_combine(usable)]
+    else:
+        # One service per site: a host's API bases (Jamf's `/JSSResource` beside `/api/v1`,
+        # Jira's `/rest/api/2` beside `/rest/api/3`) are parts of one service, which clients
+        # address by one credential and one instance URL.
+        by_site: dict[str, list[Group]] = {}
+        for group in usable:
+            by_site.setdefault(group.site, []).append(group)
+        usable = [_combine(found) if len(found) > 1 else found[0] for found in by_site.values()]
     labels = Counter(service_name(group.site, "", qualify=False) for group in usable)
     models = []
     for group in sorted(usable, key=lambda g: (g.site, g.base)):
@@ -233,7 +248,7 @@ def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) ->
             name = service
         else:
             label = service_name(group.site, "", qualify=False)
-            name = service_name(group.site, group.base, qualify=labels[label] > 1)
+            name = label if labels[label] == 1 else group.site.replace(".", "_").replace(":", "-")
         token = tokens.get(group.site)
         models.append(ServiceLearner(name, group, token).learn())
     return models
@@ -303,6 +318,9 @@ class ServiceLearner:
         self.kinds: dict[str, dict[str, set[type]]] = {}
         self.widths: dict[str, set[int]] = {}
         self.layouts: dict[str, set[tuple[tuple[str, ...], tuple[type, ...]]]] = {}
+        self.sightings: dict[str, dict[str, dict[str, Any]]] = {}
+        """Resource -> id -> the record as first seen (`_pass_sightings`)."""
+        self.made: set[tuple[str, str]] = set()
         self.unsampled: dict[str, dict[str, dict[str, Any]]] = {}
         """Resource -> id -> the first sighting of each record the sample did not walk."""
 
@@ -312,6 +330,8 @@ class ServiceLearner:
         self._pass_operations()
         self._decide_operations()
         self._pass_resources()
+        self._pass_sightings()
+        self.envelope = conventions.infer_envelope(self.gathered)
         resources = self._resources()
         self._behaviour(resources)
         operations = self._operations(resources)
@@ -385,6 +405,8 @@ class ServiceLearner:
                 op = self.ops[key] = OpStats(method, obs.template)
             obs.op = op
             op.tally.add(obs.session, exchange.id)
+            if len(op.answers) < _ANSWERS_KEPT:
+                op.answers.append(obs)
             status = exchange.status
             op.statuses.setdefault(status, Tally()).add(obs.session, exchange.id)
             self.servers.add(obs.origin)
@@ -455,6 +477,11 @@ class ServiceLearner:
         if many or unwrapped.key is not None or id_field(unwrapped.records) is not None:
             key = conventions.envelope_key(body, unwrapped.key, many, unwrapped.records)
             gathered.envelopes.setdefault(key, Tally()).add(obs.session, exchange.id)
+            op.envelopes.setdefault(key, Tally()).add(obs.session, exchange.id)
+            if many and isinstance(body, dict):
+                for name, value in body.items():
+                    if name != unwrapped.key:
+                        op.list_extras.setdefault(name, value)
         if many:
             op.many += 1
             gathered.list_exchanges.add(obs.session, exchange.id)
@@ -566,6 +593,45 @@ class ServiceLearner:
                 and op.request.count
             ):
                 self.requests.setdefault(op.resource, []).append(op.request)
+
+    def _pass_sightings(self) -> None:
+        """The records the service held before the traces changed anything, for a served mock to
+        start with: each record's first sighting, completed by fields only later sightings show
+        (a projected list, then a full get); records the traces created are left out, since
+        serving them at start would make their creates clash."""
+        sightings = self.sightings
+        for obs in self.observations:
+            op = obs.op
+            assert op is not None
+            records = obs.unwrapped.records
+            if (
+                not records
+                or op.kind not in _RECORD_KINDS
+                or obs.view == "labels"
+                or not 200 <= obs.exchange.status < 300
+            ):
+                continue
+            made = op.kind == "create" or (op.method == "POST" and obs.exchange.status == 201)
+            for record in records:
+                name = record_type(record) or op.resource
+                id_name = self.id_fields.get(name or "")
+                value = record.get(id_name) if id_name is not None else None
+                if name is None or value is None or isinstance(value, dict | list):
+                    continue
+                key = str(value)
+                if made:
+                    self.made.add((name, key))
+                if (name, key) in self.made:
+                    continue
+                seen = sightings.setdefault(name, {})
+                known = seen.get(key)
+                if known is None:
+                    if len(seen) < _SIGHTINGS_KEPT:
+                        seen[key] = {k: v for k, v in record.items() if k != "attributes"}
+                    continue
+                for field_name, item in record.items():
+                    if field_name != "attributes":
+                        known.setdefault(field_name, item)
 
     def _take_receipt(self, obs: Obs, op: OpStats) -> None:
         """A create answered with only the id it made: an id of the operation's resource, and
@@ -714,7 +780,9 @@ class ServiceLearner:
             id_shape = shape.props[id_name]
             self._count_unsampled(name, shape)
             collection, item = self._resource_paths(name, id_name)
-            fields = self._fields(name, shape, id_name)
+            envelope = self._resource_envelope(name, shape)
+            request_key = (envelope or self.envelope).request_key
+            fields = self._fields(name, shape, id_name, request_key)
             # Numbered fields (INC0010001) are as unique as the id: the service mints both.
             numbered = [key for key, spec in fields.items() if spec.generator is not None]
             resources[name] = Resource(
@@ -726,9 +794,30 @@ class ServiceLearner:
                 fields=fields,
                 display_field=display_field(shape, id_name),
                 unique=[id_name, *numbered],
+                envelope=envelope,
+                records=list(self.sightings.get(name, {}).values()),
                 evidence=self.record_tally[name].evidence(),
             )
         return resources
+
+    def _resource_envelope(self, name: str, shape: Shape) -> Envelope | None:
+        """How this resource's answers and writes are wrapped, where the service's wrapper
+        does not say (see `conventions.resource_envelope`)."""
+        envelopes: dict[conventions.EnvelopeKey, Tally] = {}
+        extras: dict[str, Any] = {}
+        request_key: str | None = None
+        for op in self.ops.values():
+            if op.resource != name:
+                continue
+            for wrapping, tally in op.envelopes.items():
+                envelopes.setdefault(wrapping, Tally()).absorb(tally)
+            for extra, value in op.list_extras.items():
+                extras.setdefault(extra, value)
+            if op.kind in ("create", "update", "replace") and request_key is None:
+                request_key = _request_wrapper(op.request, shape)
+        return conventions.resource_envelope(
+            envelopes, self.envelope, extras=extras, request_key=request_key
+        )
 
     def _count_unsampled(self, name: str, shape: Shape) -> None:
         """Count the values of records the sample left out (each record once, unless it was
@@ -828,9 +917,14 @@ class ServiceLearner:
             parts.append("{" + name + "}")
         return self.group.base + "/" + "/".join(parts) if parts else self.group.base or "/"
 
-    def _fields(self, name: str, shape: Shape, id_name: str) -> dict[str, FieldSpec]:
+    def _fields(
+        self, name: str, shape: Shape, id_name: str, request_key: str | None
+    ) -> dict[str, FieldSpec]:
         requests = self.requests.get(name, [])
-        creates = self.creates.get(name, [])
+        creates = [
+            (_unwrapped_request(request, request_key), record)
+            for request, record in self.creates.get(name, [])
+        ]
         create_requests = [request for request, _ in creates if isinstance(request, dict)]
         sent: set[str] = set()
         for request in requests:
@@ -1057,11 +1151,43 @@ class ServiceLearner:
                     request_schema=op.request.schema() if op.request.count else None,
                     responses=self._responses(op, resources),
                     effects=self._effects(op, resource),
+                    recorded=self._recorded(op, path) if _replayed(op, resource) else [],
                     evidence=op.tally.evidence(),
                 )
             )
         self._rename_transitions(resources)
         return operations
+
+    def _recorded(self, op: OpStats, path: str) -> list[RecordedAnswer]:
+        """The answers a mock replays for an operation it cannot simulate."""
+        names = re.findall(r"\{([^}]+)\}", path)
+        positions = [index for index, segment in enumerate(op.template) if segment == PARAM]
+        samples = []
+        for obs in op.answers:
+            exchange = obs.exchange
+            params = {
+                path_param(name): obs.segments[index]
+                for name, index in zip(names, positions, strict=True)
+                if index < len(obs.segments)
+            }
+            params.update(exchange.query)
+            body = exchange.response_body
+            samples.append(
+                AnswerSample(
+                    params=params,
+                    status=exchange.status,
+                    headers={
+                        name.lower(): value
+                        for name, value in exchange.response_headers
+                        if name.lower() in KEPT_HEADERS
+                    },
+                    body=body.value if body.is_json else None,
+                    text=body.value if body.kind == "text" else None,
+                    session=obs.session,
+                    example=exchange.id,
+                )
+            )
+        return recorded_answers(samples)
 
     def _rename_transitions(self, resources: dict[str, Resource]) -> None:
         """Transitions were recorded with operation hints; point them at the final ids."""
@@ -1185,7 +1311,7 @@ class ServiceLearner:
 
     def _conventions(self, resources: dict[str, Resource]) -> Conventions:
         gathered = self.gathered
-        envelope = conventions.infer_envelope(gathered)
+        envelope = self.envelope
         language, _ = conventions.infer_query_language(gathered)
         return Conventions(
             envelope=envelope,
@@ -1203,6 +1329,33 @@ class ServiceLearner:
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 _GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})
 _ABSENT = object()
+
+
+def _request_wrapper(request: Shape, record: Shape) -> str | None:
+    """The key every write of an operation wrapped its record in (`{"ticket": {...}}`): the
+    one key of every body, holding an object, and no field of the records themselves (Jira's
+    `fields` is both)."""
+    if request.count == 0 or request.objects != request.count or len(request.props) != 1:
+        return None
+    ((key, child),) = request.props.items()
+    if child.objects != request.count or key in record.props:
+        return None
+    return key
+
+
+def _unwrapped_request(request: Any, key: str | None) -> Any:
+    if key is not None and isinstance(request, dict) and isinstance(request.get(key), dict):
+        return request[key]
+    return request
+
+
+def _replayed(op: OpStats, resource: Resource | None) -> bool:
+    """Whether a mock replays the operation's recorded answers: it ties to no resource, or
+    does something Myna cannot simulate (answers that are not records, a query language with
+    no evaluator)."""
+    if op.kind == "auth":
+        return False
+    return resource is None or op.kind in ("other", "query")
 
 
 def _entity_of(obs: Obs, op: OpStats, resource: Resource) -> str | None:

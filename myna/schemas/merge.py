@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+from pydantic import JsonValue
+
+from myna.schemas.answers import ANSWERS_PER_OPERATION
 from myna.schemas.entry_values import same_value
 from myna.schemas.evidence import EXAMPLES, confidence
 from myna.schemas.model import (
@@ -113,7 +116,18 @@ def _merge_resource(old: Resource, new: Resource) -> Resource:
         current = machines.get(machine.field)
         machines[machine.field] = machine if current is None else _merge_machine(current, machine)
     merged.state_machines = [machines[name] for name in sorted(machines)]
+    merged.envelope = old.envelope or new.envelope
+    merged.records = _merge_records(old, new)
     return merged
+
+
+def _merge_records(old: Resource, new: Resource) -> list[dict[str, JsonValue]]:
+    """The records both models start a mock with, each id once: the existing model's first."""
+    ids = {str(record.get(old.id_field)) for record in old.records}
+    return [
+        *old.records,
+        *(record for record in new.records if str(record.get(new.id_field)) not in ids),
+    ]
 
 
 def field_order(old: list[str], new: list[str], pinned: set[str]) -> list[str]:
@@ -249,5 +263,11 @@ def _merge_operation(old: Operation, new: Operation) -> Operation:
                 }
             )
     merged.responses = [responses[status] for status in sorted(responses)]
+    merged.recorded = [
+        *old.recorded,
+        *(answer for answer in new.recorded if answer not in old.recorded),
+    ][:ANSWERS_PER_OPERATION]
+    # An operation the new traces show is no longer only implied by a convention.
+    merged.inferred = old.inferred if new.inferred is not None else None
     merged.evidence = merge_evidence(old.evidence, new.evidence)
     return merged

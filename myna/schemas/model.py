@@ -165,6 +165,16 @@ class Resource(_Model):
     display_field: str | None = Field(default=None, description="human label, e.g. number")
     unique: list[str] = Field(default_factory=list, description="fields unique across records")
     state_machines: list[StateMachine] = Field(default_factory=list)
+    envelope: Envelope | None = Field(
+        default=None,
+        description="how this resource's bodies are wrapped, where it differs from the "
+        "service's (`{\"tickets\": [...]}` beside `{\"agents\": [...]}`)",
+    )
+    records: list[dict[str, JsonValue]] = Field(
+        default_factory=list,
+        description="records the traces showed, as the service stored them: a served mock "
+        "starts with them (written as the schema's `examples`)",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -207,6 +217,28 @@ class Effect(_Model):
     value: Any = None
 
 
+class RecordedAnswer(_Model):
+    """One answer the service gave an operation, replayed by a mock that cannot simulate the
+    operation (its records belong to no resource of the model): the answer recorded for the
+    request whose parameters match best."""
+
+    params: dict[str, str] = Field(
+        default_factory=dict, description="path parameters ({name}) and query parameters sent"
+    )
+    status: int
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: JsonValue = Field(default=None, description="the JSON body (None: no body or text)")
+    text: str | None = Field(default=None, description="a body that was not JSON")
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class Inference(_Model):
+    """Why an operation the traces never showed is served: the convention that implies it."""
+
+    convention: str = Field(description="the rule and what it was read from")
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
 class Operation(_Model):
     id: str = Field(description="operationId, unique in the model")
     method: str
@@ -218,6 +250,14 @@ class Operation(_Model):
     request_schema: JsonSchema | None = None
     responses: list[ResponseSpec] = Field(default_factory=list)
     effects: list[Effect] = Field(default_factory=list)
+    recorded: list[RecordedAnswer] = Field(
+        default_factory=list,
+        description="answers replayed when the operation ties to no resource",
+    )
+    inferred: Inference | None = Field(
+        default=None, description="set when no exchange showed the operation: completed by "
+        "the convention named here",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -235,6 +275,14 @@ class Envelope(_Model):
     done_key: str | None = None
     record_attributes: bool = Field(
         default=False, description="records carry Salesforce-style {'attributes': {type, url}}"
+    )
+    request_key: str | None = Field(
+        default=None, description="key around the record a write sends (`{\"ticket\": {...}}`)"
+    )
+    extra: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="other keys beside a list, with the value they held "
+        "(`\"object\": \"list\"`); a null value says only the key is always there",
     )
     evidence: Evidence = Field(default_factory=Evidence)
 
@@ -319,6 +367,13 @@ class ServiceModel(_Model):
             if operation.id == operation_id:
                 return operation
         raise ModelError(f"no operation {operation_id!r}", path=f"{self.name}.operations")
+
+    def envelope_of(self, resource: str | None) -> Envelope:
+        """How a resource's bodies are wrapped: its own envelope, else the service's."""
+        found = self.resources.get(resource) if resource is not None else None
+        if found is not None and found.envelope is not None:
+            return found.envelope
+        return self.conventions.envelope
 
     def error_shape(self, status: int) -> ErrorShape | None:
         by_status = {shape.status: shape for shape in reversed(self.conventions.errors)}

@@ -108,8 +108,11 @@ def _resource_schema(resource: Resource) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
-        "x-myna-resource": _dump(resource, exclude={"fields"}),
+        "x-myna-resource": _dump(resource, exclude={"fields", "records"}),
     }
+    if resource.records:
+        # The recorded records a served mock starts with: JSON Schema's own place for them.
+        schema["examples"] = resource.records
     # Per-field order is part of the model (it is the order records show fields in).
     schema["x-myna-resource"]["field_order"] = list(resource.fields)
     schema.update(_pin(schema["x-myna-resource"]))
@@ -279,8 +282,12 @@ class _Reader:
             # Hand-written files may leave out the name: the property's key says it.
             spec.setdefault("name", name)
             fields[name] = self.validate(FieldSpec, {**spec, "schema": prop}, place)
+        examples = schema.get("examples", [])
+        if not isinstance(examples, list) or not all(isinstance(r, dict) for r in examples):
+            raise self.error(f"{where}.examples", "expected a list of records (mappings)")
         resource = self.validate(Resource, facts, f"{where}.x-myna-resource")
         resource.fields = fields
+        resource.records = examples
         return resource
 
     def operations(self, paths: dict[str, Any]) -> list[Operation]:

@@ -35,6 +35,11 @@ class OpStats:
     headers: dict[int, dict[str, Shape]] = field(default_factory=dict)
     wrap_keys: Counter[tuple[int, str | None, str]] = field(default_factory=Counter)
     record_types: Counter[str] = field(default_factory=Counter)
+    envelopes: dict[conventions.EnvelopeKey, Tally] = field(default_factory=dict)
+    list_extras: dict[str, Any] = field(default_factory=dict)
+    """Keys beside the records of a list answer, with the first value each held."""
+    answers: list[Any] = field(default_factory=list)
+    """A bounded sample of the exchanges, kept for replaying their answers."""
     many: int = 0
     one_with_id: int = 0
     kind: OperationKind = "other"
