@@ -76,7 +76,9 @@ class Authenticator:
             return ANONYMOUS
         if scheme == "apikey":
             key = headers.get(self._api_key_header)
-            return "api-key" if key is not None and self._known_token(key) else None
+            return "api-key" if key is not None and self._known_key(key) else None
+        if scheme == "unknown":
+            return self._any_form(headers.get((self.auth.header or "authorization").lower()))
         authorization = headers.get("authorization")
         if authorization is None:
             return None
@@ -93,6 +95,27 @@ class Authenticator:
                 return issued
             return "token" if self._known_token(value) else None
         return None
+
+    def _known_key(self, value: str) -> bool:
+        """An API key as sent, or after a scheme word of the service's own (Okta's `SSWS`)."""
+        if self._known_token(value):
+            return True
+        word, space, rest = value.partition(" ")
+        return bool(space) and word.isalpha() and self._known_token(rest.strip())
+
+    def _any_form(self, value: str | None) -> str | None:
+        """A credential whose scheme the traces did not show: Basic user:password, or a token
+        bare or after any scheme word."""
+        if value is None:
+            return None
+        word, space, rest = value.partition(" ")
+        if space and word.lower() == "basic":
+            return self._basic(rest.strip())
+        token = rest.strip() if space and word.isalpha() else value.strip()
+        issued = self._issued.get(token)
+        if issued is not None:
+            return issued
+        return "token" if self._known_token(token) else None
 
     def _basic(self, value: str) -> str | None:
         try:
@@ -154,9 +177,25 @@ class Authenticator:
             return list(self.auth.unauthorized_headers.items())
         if self.auth.scheme == "basic":
             return [("WWW-Authenticate", 'Basic realm="myna"')]
-        if self.auth.scheme in ("bearer", "oauth2"):
+        if self.auth.scheme in ("bearer", "oauth2", "unknown"):
             return [("WWW-Authenticate", "Bearer")]
         return []
+
+
+def credential_headers(auth: Auth, *, user: str, password: str, token: str) -> dict[str, str]:
+    """The headers a client signs a request with under `auth`: Basic with `user:password`,
+    the bearer `token`, or the token in the API-key header (also when the scheme is unknown)."""
+    if auth.scheme == "basic":
+        encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        return {"Authorization": f"Basic {encoded}"}
+    if auth.scheme in ("bearer", "oauth2"):
+        return {"Authorization": f"Bearer {token}"}
+    if auth.scheme == "apikey":
+        return {auth.header or "X-API-Key": token}
+    if auth.scheme == "unknown":
+        header = auth.header or "Authorization"
+        return {header: f"Bearer {token}" if header.lower() == "authorization" else token}
+    return {}
 
 
 def admin_allowed(headers: Mapping[str, str], admin_token: str) -> bool:

@@ -86,7 +86,12 @@ def _transition_violations(
         )
         return
     if not any(t.source == source and t.target == target for t in machine.transitions):
-        yield Violation("transition", machine.field, _transition_message(machine, source, target))
+        yield Violation(
+            "transition",
+            machine.field,
+            _transition_message(machine, source, target),
+            machine.refusal_status or 400,
+        )
 
 
 def _transition_message(machine: StateMachine, source: str | None, target: str) -> str:
@@ -124,6 +129,7 @@ def check_required_on_entry(write: Write) -> Iterator[Violation]:
                 "required_on_entry",
                 name,
                 f"{name} is required when {machine.field} becomes {_label(machine, target)}",
+                machine.refusal_status or 400,
             )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from myna.errors import MockError, MynaError
+from myna.mocks.auth import credential_headers
 from myna.mocks.seed import could_be_id, seed, seed_from_files, stored_value_schema
 from myna.mocks.store import Record, Store
 from myna.schemas.model import Operation, Resource, ServiceModel
@@ -292,14 +293,12 @@ def _responses(subject: Subject) -> Iterator[Finding]:
 
 
 def _credentials(model: ServiceModel) -> dict[str, Any]:
-    auth = model.conventions.auth
-    if auth.scheme == "basic":
-        return {"auth": USER}
-    if auth.scheme in ("bearer", "oauth2"):
-        return {"headers": {"Authorization": f"Bearer {TOKEN}"}}
-    if auth.scheme == "apikey":
-        return {"headers": {auth.header or "X-API-Key": TOKEN}}
-    return {}
+    user, password = USER
+    return {
+        "headers": credential_headers(
+            model.conventions.auth, user=user, password=password, token=TOKEN
+        )
+    }
 
 
 def _first_ids(records: Seeded) -> dict[str, str]:

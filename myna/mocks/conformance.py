@@ -31,9 +31,9 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.errors import MockError
-from myna.mocks.auth import Credentials
+from myna.mocks.auth import Credentials, credential_headers
 from myna.mocks.router import Match, Router
-from myna.mocks.seed import counters_after, prepared, read_files, seeding_order
+from myna.mocks.seed import read_files, with_recorded
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.schemas.records import receipt_id
@@ -140,8 +140,12 @@ def run_conformance(
     # shared PostgreSQL database.
     store = SqlStore(model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_")
     try:
-        ordered = prepared(model, list(_in_seeding_order(model, records)))
-        snapshot = store.load_base(ordered, "recorded", sequences=counters_after(model, ordered))
+        data = with_recorded(
+            model,
+            ((name, record_id, record) for (name, record_id), record in records.items()),
+            seed=0,
+        )
+        snapshot = store.load_base(data.records, "recorded", sequences=data.sequences)
         mock = Mock(model, store, credentials=replay.credentials)
         # A bearer token the mock issued to `user`, as the recorded client used the one its
         # login gave it: requests act as that user, not as an anonymous configured token.
@@ -161,6 +165,7 @@ def run_conformance(
                 # The session's world holds what other sessions made before or after it, but
                 # not what the session makes itself: its creates must not clash with them.
                 _forget(store, world, sighted.made.get(number, set()) & records.keys())
+                _restore(model, store, world, sighted.at_start.get(number, {}))
             client = MockClient(mock, world=world)
             for exchange in session.exchanges:
                 if hosts and exchange.host not in hosts:
@@ -229,10 +234,37 @@ RecordKey = tuple[str, str]
 
 @dataclass(slots=True)
 class _Sighted:
-    """Every record the recordings show (first sighting first), and which session made which."""
+    """Every record the recordings show, and how each session found and left them.
+
+    `records` holds each record's first sighting, completed by fields only later sightings show
+    (a projected list, then a full get); `made` the keys each session's creates made; `at_start`
+    the records a session shows as the sessions before it last showed them, so that a session
+    replayed in a world of its own starts where the instance was (an incident an earlier session
+    moved to In Progress is in progress)."""
 
     records: dict[RecordKey, Record] = field(default_factory=dict)
     made: dict[int, set[RecordKey]] = field(default_factory=dict)
+    at_start: dict[int, dict[RecordKey, Record]] = field(default_factory=dict)
+    current: dict[RecordKey, Record] = field(default_factory=dict)
+    changed_by: dict[RecordKey, int] = field(default_factory=dict)
+
+    def take(self, number: int, key: RecordKey, record: Record, *, made: bool) -> None:
+        if made and key not in self.records:
+            self.made.setdefault(number, set()).add(key)
+        known = self.records.setdefault(key, {})
+        for name, value in record.items():
+            known.setdefault(name, value)
+        current = self.current.get(key)
+        if current is None:
+            self.current[key] = dict(record)
+            self.changed_by[key] = number
+            return
+        last = self.changed_by[key]
+        if last != number:
+            # First sighting in this session of a record an earlier session showed last.
+            self.at_start.setdefault(number, {}).setdefault(key, dict(current))
+        current.update(record)
+        self.changed_by[key] = number
 
 
 def _forget(store: Any, world: str, keys: set[RecordKey]) -> None:
@@ -243,50 +275,66 @@ def _forget(store: Any, world: str, keys: set[RecordKey]) -> None:
             tx.delete(resource, record_id)
 
 
+def _restore(model: ServiceModel, store: Any, world: str, records: dict[RecordKey, Record]) -> None:
+    """Put records back as a session found them (see `_Sighted.at_start`)."""
+    if not records:
+        return
+    data = with_recorded(
+        model, ((name, record_id, record) for (name, record_id), record in records.items()), seed=0
+    )
+    with store.transaction(world) as tx:
+        for name, record_id, record in data.records:
+            if tx.get(name, record_id) is not None:
+                tx.update(name, record_id, record)
+
+
 def _sightings(
     model: ServiceModel, sessions: Iterable[Session], routes: Router[Operation]
 ) -> _Sighted:
-    """The records of every successful recorded answer, keyed by (resource, id), and the keys
-    each session's creates made (a record made in one session is seen from its create on)."""
+    """The records of every successful recorded answer, keyed by (resource, id) (`_Sighted`)."""
     sighted = _Sighted()
-    found = sighted.records
     for number, session in enumerate(sessions):
-        created = sighted.made.setdefault(number, set())
+        sighted.made.setdefault(number, set())
         for exchange in session.exchanges:
-            if not 200 <= exchange.status < 300 or not exchange.response_body.is_json:
-                continue
-            if _asks_for_display_values(exchange):
-                continue
-            found_route = routes.match(exchange.method, exchange.path)
-            if not isinstance(found_route, Match):
-                continue
-            operation = found_route.target
-            if operation.resource not in model.resources:
-                continue
-            resource = model.resources[operation.resource]
-            receipt = receipt_id(exchange.response_body.value)
-            if receipt is not None:
-                # A write answered only with the id it made is no record: it shows nothing of
-                # the record's fields, but a create's answer says the trace made that record.
-                if _creates(operation, exchange, receipt):
-                    created.add((resource.name, receipt[1]))
-                continue
-            path_id = _path_id(found_route, resource)
-            for record in _records_in(model, operation, exchange.response_body.value):
-                record_id = _id_of(resource, record)
-                if record_id is None and path_id is not None and operation.kind != "list":
-                    # A projected item (`sysparm_fields=name`) lacks its id; the path has it.
-                    record_id = path_id
-                    record = {resource.id_field: path_id, **record}
-                if record_id is None:
-                    continue
-                key = (resource.name, record_id)
-                if _creates(operation, exchange, None) and key not in found:
-                    created.add(key)
-                known = found.setdefault(key, {})
-                for name, value in record.items():
-                    known.setdefault(name, value)
+            _take_exchange(model, routes, sighted, number, exchange)
     return sighted
+
+
+def _take_exchange(
+    model: ServiceModel,
+    routes: Router[Operation],
+    sighted: _Sighted,
+    number: int,
+    exchange: Exchange,
+) -> None:
+    if not 200 <= exchange.status < 300 or not exchange.response_body.is_json:
+        return
+    if _asks_for_display_values(exchange):
+        return
+    found_route = routes.match(exchange.method, exchange.path)
+    if not isinstance(found_route, Match):
+        return
+    operation = found_route.target
+    if operation.resource not in model.resources:
+        return
+    resource = model.resources[operation.resource]
+    receipt = receipt_id(exchange.response_body.value)
+    if receipt is not None:
+        # A write answered only with the id it made is no record: it shows nothing of the
+        # record's fields, but a create's answer says the trace made that record.
+        if _creates(operation, exchange, receipt):
+            sighted.made[number].add((resource.name, receipt[1]))
+        return
+    path_id = _path_id(found_route, resource)
+    made = _creates(operation, exchange, None)
+    for record in _records_in(model, operation, exchange.response_body.value):
+        record_id = _id_of(resource, record)
+        if record_id is None and path_id is not None and operation.kind != "list":
+            # A projected item (`sysparm_fields=name`) lacks its id; the path has it.
+            record_id = path_id
+            record = {resource.id_field: path_id, **record}
+        if record_id is not None:
+            sighted.take(number, (resource.name, record_id), record, made=made)
 
 
 def conformance_command(
@@ -424,32 +472,6 @@ def _with_seed_files(
     return combined
 
 
-def _in_seeding_order(
-    model: ServiceModel, records: dict[tuple[str, str], Record]
-) -> Iterator[tuple[str, str, Record]]:
-    for resource in seeding_order(model, sorted({name for name, _ in records})):
-        spec = model.resources[resource]
-        for (name, record_id), record in records.items():
-            if name == resource:
-                yield name, record_id, _as_stored(spec, record)
-
-
-def _as_stored(resource: Resource, record: Record) -> Record:
-    """A record as the runtime stores one: a `{link, value}` reference by its id alone, as a
-    write sending that shape is stored."""
-    stored = dict(record)
-    for name, value in record.items():
-        spec = resource.fields.get(name)
-        if (
-            spec is not None
-            and spec.reference is not None
-            and spec.reference.style == "link_value"
-            and isinstance(value, dict)
-        ):
-            stored[name] = value.get("value", "")
-    return stored
-
-
 def _under(path: str, base: str) -> bool:
     return not base or path == base or path.startswith(base.rstrip("/") + "/")
 
@@ -492,13 +514,9 @@ class _Replay:
         auth = self.model.conventions.auth
         if exchange.status == auth.unauthorized_status:
             return headers
-        if auth.scheme == "basic":
-            token = base64.b64encode(f"{self.user}:{_MOCK_SECRET}".encode()).decode("ascii")
-            headers["authorization"] = f"Basic {token}"
-        elif auth.scheme in ("bearer", "oauth2"):
-            headers["authorization"] = f"Bearer {self.token}"
-        elif auth.scheme == "apikey":
-            headers[(auth.header or "x-api-key").lower()] = _MOCK_TOKEN
+        token = self.token if auth.scheme in ("bearer", "oauth2", "unknown") else _MOCK_TOKEN
+        signed = credential_headers(auth, user=self.user, password=_MOCK_SECRET, token=token)
+        headers.update((name.lower(), value) for name, value in signed.items())
         return headers
 
     def token_form(self, exchange: Exchange) -> bytes | None:

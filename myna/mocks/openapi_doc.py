@@ -133,6 +133,9 @@ def _security_scheme(mock: Mock) -> dict[str, Any] | None:
         return {"type": "http", "scheme": "bearer"}
     if auth.scheme == "apikey":
         return {"type": "apiKey", "in": "header", "name": auth.header or "X-API-Key"}
+    if auth.scheme == "unknown":
+        # A credential in a header, in a form the traces did not show (redacted with it).
+        return {"type": "apiKey", "in": "header", "name": auth.header or "Authorization"}
     return None
 
 

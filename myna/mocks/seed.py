@@ -69,6 +69,7 @@ __all__ = [
     "seed_from_files",
     "seeding_order",
     "stored_value_schema",
+    "with_recorded",
 ]
 
 ANCHOR = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -153,6 +154,60 @@ def generate(model: ServiceModel, *, seed: int, records: int | Mapping[str, int]
     return SeedData(prepared(model, out), dict(sorted(generator.counters.items())))
 
 
+def with_recorded(
+    model: ServiceModel,
+    recorded: Iterable[tuple[str, str, Record]],
+    *,
+    seed: int,
+    top_up: int | Mapping[str, int] = 0,
+) -> SeedData:
+    """The records a recording showed, as a world starts with them, then generated ones.
+
+    Each recorded record is stored as the runtime stores what clients send (a `{link, value}`
+    reference by its id) and completed with generated values for the fields it lacks (an older
+    recording, or a list that showed only some fields): a service answers every record of a
+    resource with the same fields. Generated records then bring each resource up to `top_up`
+    records; their references may point at recorded records, and their ids and numbers continue
+    after the recorded ones."""
+    recorded = [
+        (name, record_id, _as_stored(model.resources[name], record))
+        for name, record_id, record in recorded
+        if name in model.resources
+    ]
+    generator = _Generator(model, seed)
+    generator.counters.update(counters_after(model, recorded))
+    by_resource: dict[str, list[tuple[str, str, Record]]] = {}
+    for triple in recorded:
+        by_resource.setdefault(triple[0], []).append(triple)
+        generator.remember(model.resources[triple[0]], triple[2])
+    wanted = _counts(model, top_up)
+    out: list[tuple[str, str, Record]] = []
+    for name in seeding_order(
+        model, sorted(set(by_resource) | {n for n, c in wanted.items() if c})
+    ):
+        resource = model.resources[name]
+        mine = by_resource.get(name, [])
+        out.extend(generator.completed(resource, mine))
+        out.extend(generator.resource(resource, max(0, wanted.get(name, 0) - len(mine))))
+    return SeedData(prepared(model, out), dict(sorted(generator.counters.items())))
+
+
+def _as_stored(resource: Resource, record: Record) -> Record:
+    """A recorded record as the runtime stores one: a `{link, value}` reference by its id
+    alone, as a write sending that shape is stored."""
+    stored = dict(record)
+    for name, value in record.items():
+        spec = resource.fields.get(name)
+        if (
+            spec is not None
+            and spec.reference is not None
+            and spec.reference.style == "link_value"
+            and isinstance(value, dict)
+        ):
+            stored[name] = value.get("value", "")
+    return stored
+
+
 def prepared(model: ServiceModel, records: SeedRecords) -> SeedRecords:
     """`records` as the model's service stores them, in seeding order: with the rows its
     extensions derive from them (ServiceNow keeps a server also as a `cmdb_ci` row). Every way
@@ -216,6 +271,38 @@ class _Generator:
                 record = _stringify(record)
             made.append(record[resource.id_field])
             yield resource.name, record_id, record
+
+    def remember(self, resource: Resource, record: Record) -> None:
+        """Take a record made elsewhere (recorded) into account: references may point at it and
+        generated unique values avoid its own."""
+        self.ids.setdefault(resource.name, []).append(record.get(resource.id_field))
+        for name in resource.unique:
+            if name in record:
+                self.unique_values.setdefault((resource.name, name), set()).add(
+                    json.dumps(record[name])
+                )
+
+    def completed(
+        self, resource: Resource, records: list[tuple[str, str, Record]]
+    ) -> Iterator[tuple[str, str, Record]]:
+        """Each record with generated values for the declared fields it lacks."""
+        rng = random.Random(f"{self.seed}/{resource.name}/completed")
+        fake = Faker("en_US")
+        fake.seed_instance(rng.getrandbits(64))
+        for name, record_id, record in records:
+            missing = resource.fields.keys() - record.keys()
+            if not missing:
+                yield name, record_id, record
+                continue
+            drawn = self._record(resource, rng, fake)
+            if self.as_strings:
+                drawn = _stringify(drawn)
+            filled = {
+                field: drawn[field]
+                for field in resource.fields
+                if field in missing and field in drawn
+            }
+            yield name, record_id, {**record, **filled}
 
     def _new_id(
         self, resource: Resource, name: str, fmt: IdFormat, rng: random.Random

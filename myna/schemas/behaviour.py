@@ -10,6 +10,7 @@ The functions here turn those observations, plus the per-field counts of `Shape`
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,9 +225,15 @@ def state_machine(
             implied.session, implied.example
         )
     refused: dict[tuple[str | None, str, int, str | None, str], Tally] = {}
+    accepted = {(source, target) for source, target, _ in transitions}
+    refusal_statuses: Counter[int] = Counter()
     for refusal in seen.refusals:
         target = _requested_state(refusal.request, path, set(states))
-        if target is None:
+        if target is not None:
+            refusal_statuses[refusal.status] += 1
+        if target is None or (refusal.source, target) in accepted:
+            # A move the service also accepted was refused for something else (who asked,
+            # what else the request held): refusing the move would refuse what it allows.
             continue
         key = (refusal.source, target, refusal.status, refusal.message, refusal.operation)
         refused.setdefault(key, Tally()).add(refusal.session, refusal.example)
@@ -272,6 +279,9 @@ def state_machine(
         # Without any observed transition there is nothing to enforce: every move stays allowed;
         # nor for a field the server keeps in step with another (incident_state mirrors state).
         enforce=observed and _clients_write(path, seen),
+        refusal_status=min(refusal_statuses, key=lambda s: (-refusal_statuses[s], s))
+        if refusal_statuses
+        else None,
         evidence=total.evidence(scale=1.0 if observed else 0.5)
         if observed
         else Tally().evidence(samples=shape.count, scale=0.3),

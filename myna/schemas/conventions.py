@@ -61,6 +61,8 @@ class Gathered:
     errors: list[ErrorSample] = field(default_factory=list)
     auth_headers: dict[str, Tally] = field(default_factory=dict)
     api_key_headers: dict[str, Tally] = field(default_factory=dict)
+    opaque_auth: Tally = field(default_factory=Tally)
+    """Authorization headers whose scheme the recording does not show."""
     unauthorized: list[ErrorSample] = field(default_factory=list)
     token_path: str | None = None
     token_tally: Tally = field(default_factory=Tally)
@@ -328,6 +330,12 @@ def infer_auth(gathered: Gathered) -> Auth:
     )
     if scheme == "none" and challenge:
         scheme = _CHALLENGE_SCHEMES.get(challenge.split(" ")[0].lower(), "none")
+    if scheme == "none" and (gathered.opaque_auth.samples or answer):
+        # A credential was sent (its scheme redacted with it) or one was refused: the service
+        # is not open, whatever the recording hides.
+        scheme, header = "unknown", "Authorization"
+        if gathered.opaque_auth.samples:
+            tally = gathered.opaque_auth
     if gathered.token_path is not None:
         scheme = "oauth2"
         tally = gathered.token_tally

@@ -93,6 +93,7 @@ from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
 from myna.schemas.tools import learn_tools
 from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.traces.model import Exchange, Session, ToolCall
+from myna.traces.redact import is_redacted, is_secret_key
 
 __all__ = ["learn"]
 
@@ -289,6 +290,9 @@ def _combine(groups: list[Group]) -> Group:
 # --- operations ---------------------------------------------------------------------------
 
 
+_API_KEY_HEADERS = frozenset({"x-api-key", "api-key", "apikey", "x-auth-token", "private-token"})
+_NOT_CREDENTIALS = frozenset({"cookie", "proxy-authorization", "x-csrf-token", "x-xsrf-token"})
+"""Headers that may hold secrets but are not how a client signs in to an API."""
 _KEPT_RESPONSE_HEADERS = ("x-total-count", "link", "location", "etag", "retry-after")
 
 
@@ -427,18 +431,24 @@ class ServiceLearner:
             self._gather_response(obs, op)
 
     def _gather_auth(self, obs: Obs) -> None:
+        """Which header carried a credential, and in which scheme when the recording still
+        says (`Basic [REDACTED]`); a credential redacted whole still says one was needed."""
         exchange = obs.exchange
-        authorization = exchange.request_header("authorization")
-        if authorization:
-            scheme = authorization.split(" ", 1)[0].lower()
-            if scheme in ("basic", "bearer", "token"):
-                self.gathered.auth_headers.setdefault(scheme, Tally()).add(obs.session, exchange.id)
-        for name, _ in exchange.request_headers:
+        gathered = self.gathered
+        for name, value in exchange.request_headers:
             lowered = name.lower()
-            if lowered in ("x-api-key", "api-key", "apikey", "x-auth-token"):
-                self.gathered.api_key_headers.setdefault(name, Tally()).add(
-                    obs.session, exchange.id
-                )
+            if lowered == "authorization":
+                word, space, _ = value.partition(" ")
+                scheme = word.lower() if space and word.isalpha() else ""
+                if scheme in ("basic", "bearer", "token"):
+                    gathered.auth_headers.setdefault(scheme, Tally()).add(obs.session, exchange.id)
+                else:
+                    # `SSWS <key>` (Okta), or a value whose scheme went with the redaction.
+                    gathered.opaque_auth.add(obs.session, exchange.id)
+            elif lowered in _API_KEY_HEADERS or (
+                lowered not in _NOT_CREDENTIALS and (is_secret_key(name) or is_redacted(value))
+            ):
+                gathered.api_key_headers.setdefault(name, Tally()).add(obs.session, exchange.id)
 
     def _gather_error(self, obs: Obs) -> None:
         exchange = obs.exchange
@@ -955,7 +965,13 @@ class ServiceLearner:
                 and all(field_name in r for r in create_requests),
                 evidence=tally.evidence(samples=child.count, scale=0.3 if weak else 1.0),
             )
-            default = create_default(field_name, creates)
+            spec.reference = self._reference(field_name, child, name)
+            default = create_default(
+                field_name,
+                creates,
+                server_filled=generated,
+                records=spec.reference is not None,
+            )
             if default is not NO_DEFAULT:
                 spec.has_default = True
                 spec.default = stored_default(default)
@@ -963,7 +979,6 @@ class ServiceLearner:
             frequencies = None if blind else child.frequencies()
             if frequencies is not None:
                 spec.enum_frequencies = frequencies
-            spec.reference = self._reference(field_name, child, name)
             # A reference holds another record's numbers (PO-000001); this one mints none.
             minted = field_name != id_name and spec.reference is None
             spec.generator = sequence_format(child) if minted else None

@@ -150,6 +150,11 @@ class StateMachine(_Model):
         "(Closed Won: Probability 100, IsClosed true); a client may still send its own",
     )
     enforce: bool = Field(default=True, description="refuse transitions that were never observed")
+    refusal_status: int | None = Field(
+        default=None,
+        description="what the service answered writes it refused into this machine's states "
+        "(ServiceNow: 403), for the mock's own refusals; None: its usual 400 or 422",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -316,7 +321,9 @@ class ErrorShape(_Model):
     evidence: Evidence = Field(default_factory=Evidence)
 
 
-AuthScheme = Literal["none", "basic", "bearer", "apikey", "oauth2"]
+AuthScheme = Literal["none", "basic", "bearer", "apikey", "oauth2", "unknown"]
+"""`unknown`: the traces show a credential in `Auth.header` whose scheme was redacted with it;
+the mock still requires a configured credential there, in whichever form it comes."""
 
 
 class Auth(_Model):
