@@ -83,12 +83,20 @@ class Backend:
 
     def learn(self) -> ServiceModel:
         """Learn the model again from the shipped corpus into the pinned overlay."""
-        from myna.schemas.learn import learn
+        from myna.schemas.learn import Options, learn
         from myna.schemas.openapi import loads
 
         overlay_file = self.resource(self.overlay)
         overlay = loads(overlay_file.read_text(encoding="utf-8"), source=str(overlay_file))
-        (model,) = learn(self.corpus_sessions(), service=self.name, update=overlay)
+        # A built-in back end serves its reference world, not the corpus's records; its
+        # operations are the ones its corpus and overlay state, none completed by convention,
+        # and its extension answers the ones the runtime cannot simulate.
+        (model,) = learn(
+            self.corpus_sessions(),
+            service=self.name,
+            update=overlay,
+            options=Options(records=False, complete=False, answers=False),
+        )
         return model
 
     def corpus_sessions(self) -> list[Session]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -120,98 +121,153 @@ def run_conformance(
     ones use records earlier ones created, replay in order in one world. `seed_dir` adds the
     records of its seed files to the recorded ones; `user` is who the replay signs in as.
     """
-    from myna.mocks.client import MockClient
-    from myna.mocks.runtime import Mock
-    from myna.mocks.sqlstore import SqlStore
-
     sessions = list(sessions)
-    routes = _routes(model)
-    sighted = _sightings(model, sessions, routes)
-    made_anywhere = set().union(*sighted.made.values()) if sighted.made else set()
-    records = (
-        {key: record for key, record in sighted.records.items() if key not in made_anywhere}
-        if one_world
-        else sighted.records
-    )
-    if seed_dir is not None:
-        records = _with_seed_files(model, seed_dir, records)
-    replay = _Replay(model, user)
-    # Tables of its own, dropped afterwards: a run never meets an earlier run's state, even on a
-    # shared PostgreSQL database.
-    store = SqlStore(model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_")
+    run = _Run(model, sessions, one_world=one_world, user=user)
+    records = run.seed_records(seed_dir)
+    run.open(store_url, records)
     try:
+        hosts = set() if any_host else _service_hosts(model)
+        for number, session in enumerate(sessions):
+            run.start_session(number, records)
+            for exchange in session.exchanges:
+                if hosts and exchange.host not in hosts:
+                    run.skipped.append((exchange.id, f"host {exchange.host} is not the service's"))
+                elif not _under(exchange.path, model.base_path):
+                    # Another service of the same host, learned as a model of its own.
+                    run.skipped.append((exchange.id, f"path is outside {model.base_path}"))
+                else:
+                    run.replay_exchange(session, exchange)
+        return ConformanceReport(
+            run.total, run.matched, run.mismatches, run.skipped, run.held_before(records)
+        )
+    finally:
+        run.close()
+
+
+class _Run:
+    """One conformance run: its store and mock, the world each session replays in, and the
+    tally (see `run_conformance`)."""
+
+    def __init__(
+        self, model: ServiceModel, sessions: list[Session], *, one_world: bool, user: str
+    ) -> None:
+        self.model = model
+        self.routes = _routes(model)
+        self.one_world = one_world
+        self.sighted = _sightings(model, sessions, self.routes)
+        # Who each session signs in as: whom its records name as their caller, unless a user
+        # was given (the recordings' credentials are redacted, their stamps are not).
+        self.users = [
+            user if user != DEFAULT_USER else _top(self.sighted.callers.get(number), user)
+            for number in range(len(sessions))
+        ]
+        self.replay = _Replay(model, user, users=frozenset(self.users or [user]))
+        self.total = self.matched = 0
+        self.mismatches: list[Mismatch] = []
+        self.skipped: list[tuple[str, str]] = []
+        self.renamed: dict[str, str] = {}
+        self.world = ""
+
+    def seed_records(self, seed_dir: Path | None) -> dict[RecordKey, Record]:
+        """What the base snapshot holds: every recorded record (in one world, all but those
+        the sessions make), with the seed files' records."""
+        sighted = self.sighted
+        records = sighted.records
+        if self.one_world:
+            made = set().union(*sighted.made.values()) if sighted.made else set()
+            records = {key: record for key, record in records.items() if key not in made}
+        if seed_dir is not None:
+            records = _with_seed_files(self.model, seed_dir, records)
+        return records
+
+    def held_before(self, records: dict[RecordKey, Record]) -> dict[str, int]:
+        """Records per resource the instance held before the recordings (none a session made)."""
+        made = set().union(*self.sighted.made.values()) if self.sighted.made else set()
+        seeded: dict[str, int] = {}
+        for key in records.keys() - made:
+            seeded[key[0]] = seeded.get(key[0], 0) + 1
+        return dict(sorted(seeded.items()))
+
+    def open(self, store_url: str, records: dict[RecordKey, Record]) -> None:
+        from myna.mocks.runtime import Mock
+        from myna.mocks.sqlstore import SqlStore
+
+        # Tables of its own, dropped afterwards: a run never meets an earlier run's state, even
+        # on a shared PostgreSQL database.
+        self.store = SqlStore(
+            self.model, store_url, prefix=f"myna_conformance_{uuid.uuid4().hex[:8]}_"
+        )
         data = with_recorded(
-            model,
+            self.model,
             ((name, record_id, record) for (name, record_id), record in records.items()),
             seed=0,
         )
-        snapshot = store.load_base(data.records, "recorded", sequences=data.sequences)
-        mock = Mock(model, store, credentials=replay.credentials)
-        # A bearer token the mock issued to `user`, as the recorded client used the one its
+        self.snapshot = self.store.load_base(data.records, "recorded", sequences=data.sequences)
+        self.mock = Mock(self.model, self.store, credentials=self.replay.credentials)
+
+    def close(self) -> None:
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.drop()
+
+    def start_session(self, number: int, records: dict[RecordKey, Record]) -> None:
+        from myna.mocks.client import MockClient
+
+        replay = self.replay
+        if not self.one_world or number == 0:
+            self.world = "conformance" if self.one_world else f"conformance-{number}"
+            self.store.create_world(self.world, from_snapshot=self.snapshot)
+            self.renamed = {}
+            replay.refresh_token = None
+        if not self.one_world:
+            # The session's world holds what other sessions made before or after it, but not
+            # what the session makes itself: its creates must not clash with them.
+            _forget(self.store, self.world, self.sighted.made.get(number, set()) & records.keys())
+            _restore(self.model, self.store, self.world, self.sighted.at_start.get(number, {}))
+        replay.user = self.users[number]
+        # A bearer token the mock issued to the user, as the recorded client used the one its
         # login gave it: requests act as that user, not as an anonymous configured token.
-        replay.token = mock.auth.grant(user)
-        hosts = set() if any_host else _service_hosts(model)
-        total = matched = 0
-        mismatches: list[Mismatch] = []
-        skipped: list[tuple[str, str]] = []
-        renamed: dict[str, str] = {}
-        for number, session in enumerate(sessions):
-            world = "conformance" if one_world else f"conformance-{number}"
-            if not one_world or number == 0:
-                store.create_world(world, from_snapshot=snapshot)
-                renamed = {}
-                replay.refresh_token = None
-            if not one_world:
-                # The session's world holds what other sessions made before or after it, but
-                # not what the session makes itself: its creates must not clash with them.
-                _forget(store, world, sighted.made.get(number, set()) & records.keys())
-                _restore(model, store, world, sighted.at_start.get(number, {}))
-            client = MockClient(mock, world=world)
-            for exchange in session.exchanges:
-                if hosts and exchange.host not in hosts:
-                    skipped.append((exchange.id, f"host {exchange.host} is not the service's"))
-                    continue
-                if not _under(exchange.path, model.base_path):
-                    # Another service of the same host (`/JSSResource` beside `/api`), learned
-                    # as a model of its own.
-                    skipped.append((exchange.id, f"path is outside {model.base_path}"))
-                    continue
-                total += 1
-                response = client.request(
-                    exchange.method,
-                    _renamed(exchange.path, renamed),
-                    params=[(k, _renamed(v, renamed)) for k, v in exchange.query],
-                    headers=replay.headers(exchange),
-                    content=replay.token_form(exchange)
-                    or _renamed_body(exchange.request_body, renamed),
-                )
-                replayed = _json_or_none(response)
-                replay.note_refresh_token(exchange, replayed)
-                if response.status == exchange.status:
-                    # Ids follow the record whatever its body looked like, so one mismatch in
-                    # a create's answer does not turn every later call on that record into one.
-                    _learn_new_ids(model, routes, exchange, replayed, renamed)
-                reason = _compare(exchange, response.status, replayed)
-                if reason is None:
-                    matched += 1
-                else:
-                    mismatches.append(
-                        Mismatch(
-                            session.id,
-                            exchange.id,
-                            exchange.method,
-                            exchange.path,
-                            exchange.status,
-                            response.status,
-                            reason,
-                        )
-                    )
-        seeded: dict[str, int] = {}
-        for resource, _ in records:
-            seeded[resource] = seeded.get(resource, 0) + 1
-        return ConformanceReport(total, matched, mismatches, skipped, seeded)
-    finally:
-        store.drop()
+        replay.token = self.mock.auth.grant(replay.user)
+        self.client = MockClient(self.mock, world=self.world)
+
+    def replay_exchange(self, session: Session, exchange: Exchange) -> None:
+        replay = self.replay
+        renamed = self.renamed
+        self.total += 1
+        response = self.client.request(
+            exchange.method,
+            _renamed(exchange.path, renamed),
+            params=[(k, _renamed(v, renamed)) for k, v in exchange.query],
+            headers=replay.headers(exchange),
+            content=replay.token_form(exchange) or _renamed_body(exchange.request_body, renamed),
+        )
+        replayed = _json_or_none(response)
+        replay.note_refresh_token(exchange, replayed)
+        if response.status == exchange.status:
+            # Ids follow the record whatever its body looked like, so one mismatch in a create's
+            # answer does not turn every later call on that record into one.
+            _learn_new_ids(self.model, self.routes, exchange, replayed, renamed)
+        reason = _compare(exchange, response.status, replayed)
+        if reason is None:
+            self.matched += 1
+            return
+        self.mismatches.append(
+            Mismatch(
+                session.id,
+                exchange.id,
+                exchange.method,
+                exchange.path,
+                exchange.status,
+                response.status,
+                reason,
+            )
+        )
+
+
+def _top(counts: Counter[str] | None, default: str) -> str:
+    if not counts:
+        return default
+    return min(counts, key=lambda value: (-counts[value], value))
 
 
 def recorded_records(
@@ -245,6 +301,8 @@ class _Sighted:
     records: dict[RecordKey, Record] = field(default_factory=dict)
     made: dict[int, set[RecordKey]] = field(default_factory=dict)
     at_start: dict[int, dict[RecordKey, Record]] = field(default_factory=dict)
+    callers: dict[int, Counter[str]] = field(default_factory=dict)
+    """The ids each session's creates were stamped with as their caller (`stamp: caller`)."""
     current: dict[RecordKey, Record] = field(default_factory=dict)
     changed_by: dict[RecordKey, int] = field(default_factory=dict)
 
@@ -333,8 +391,24 @@ def _take_exchange(
             # A projected item (`sysparm_fields=name`) lacks its id; the path has it.
             record_id = path_id
             record = {resource.id_field: path_id, **record}
-        if record_id is not None:
-            sighted.take(number, (resource.name, record_id), record, made=made)
+        if record_id is None:
+            continue
+        sighted.take(number, (resource.name, record_id), record, made=made)
+        if made:
+            for caller in _callers_named(resource, record):
+                sighted.callers.setdefault(number, Counter())[caller] += 1
+
+
+def _callers_named(resource: Resource, record: Record) -> Iterator[str]:
+    """The ids a created record names as its caller, in the fields the service stamps so."""
+    for name, spec in resource.fields.items():
+        if spec.stamp != "caller" or spec.reference is None:
+            continue
+        value = record.get(name)
+        if isinstance(value, dict):
+            value = value.get("value", value.get("id"))
+        if value not in (None, "") and not isinstance(value, dict | list):
+            yield str(value)
 
 
 def conformance_command(
@@ -498,12 +572,14 @@ class _Replay:
 
     model: ServiceModel
     user: str
+    users: frozenset[str] = frozenset()
     refresh_token: str | None = None
     token: str = _MOCK_TOKEN
 
     @property
     def credentials(self) -> Credentials:
-        return Credentials(users={self.user: _MOCK_SECRET}, tokens=frozenset({_MOCK_TOKEN}))
+        users = dict.fromkeys({self.user, *self.users}, _MOCK_SECRET)
+        return Credentials(users=users, tokens=frozenset({_MOCK_TOKEN}))
 
     def headers(self, exchange: Exchange) -> dict[str, str]:
         headers = {

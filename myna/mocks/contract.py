@@ -48,6 +48,7 @@ class ServerFields:
     counters: tuple[str, ...]  # modification counters: 0 on create, +1 per write
     created_by: tuple[str, ...]
     updated_by: tuple[str, ...]
+    callers: tuple[tuple[str, Reference], ...] = ()  # the caller's own record, on create
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,8 +413,12 @@ def _server_fields(resource: Resource) -> ServerFields:
     counters: list[str] = []
     created_by: list[str] = []
     updated_by: list[str] = []
+    callers: list[tuple[str, Reference]] = []
     for name, spec in resource.fields.items():
         if name == resource.id_field:
+            continue
+        if spec.stamp == "caller" and spec.reference is not None:
+            callers.append((name, spec.reference))
             continue
         if spec.generator is not None:
             minted.append(spec)
@@ -440,6 +445,7 @@ def _server_fields(resource: Resource) -> ServerFields:
         counters=tuple(counters),
         created_by=tuple(created_by),
         updated_by=tuple(updated_by),
+        callers=tuple(callers),
     )
 
 

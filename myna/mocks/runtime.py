@@ -61,7 +61,7 @@ from myna.mocks.validation import (
     validate_response,
 )
 from myna.schemas.answers import path_param
-from myna.schemas.model import Effect, IdFormat, ServiceModel
+from myna.schemas.model import Effect, IdFormat, Reference, ServiceModel
 
 DEFAULT_WORLD = "default"
 WORLD_HEADER = "x-myna-world"
@@ -118,11 +118,12 @@ class Mock:
         }
         self.operations = operations
         # Each resource's fields with a default, in field order (every create fills them in).
+        # A caller stamp's default is only its fallback (`_fill_server_fields`).
         self._defaults: dict[str, tuple[tuple[str, Any], ...]] = {
             name: tuple(
                 (field_name, field.default)
                 for field_name, field in contract.resource.fields.items()
-                if field.has_default
+                if field.has_default and field.stamp is None
             )
             for name, contract in self.resources.items()
         }
@@ -777,7 +778,34 @@ class Mock:
             record[name] = _typed(resource, name, 0)
         for name in (*resource.server.created_by, *resource.server.updated_by):
             record[name] = principal
+        for name, reference in resource.server.callers:
+            if _empty(record.get(name)):
+                caller = self._caller(reference, principal, tx)
+                spec = resource.resource.fields[name]
+                record[name] = spec.default if caller is None and spec.has_default else caller
         return record_id
+
+    def _caller(self, reference: Reference, principal: str, tx: Transaction) -> Any:
+        """The caller's own record among the referenced ones (a user named like the principal,
+        or whose id it is), as a reference to it is stored; None when the caller has none
+        there: no record is made up for a principal whose credentials live outside the world."""
+        contract = self.resources.get(reference.resource)
+        if contract is None:
+            return None
+        spec = contract.resource
+        found = tx.get(spec.name, principal)
+        if found is None:
+            names = [name for name in _CALLER_NAMES if name in spec.fields]
+            if spec.display_field and spec.display_field not in names:
+                names.append(spec.display_field)
+            if not names:
+                return None
+            where = Or(tuple(Condition(name, "=", principal) for name in names))
+            records, _ = tx.list(spec.name, Query(where=where, limit=1))
+            found = records[0] if records else None
+        if found is None:
+            return None
+        return dict(found) if reference.style == "object" else found.get(spec.id_field)
 
     def stamp(self) -> str:
         """Now, in the service's timestamp format."""
@@ -1022,6 +1050,8 @@ def _resource_of(contract: OperationContract) -> ResourceContract:
 
 
 _ABSENT = object()
+_CALLER_NAMES = ("user_name", "username", "login", "email", "userName", "name")
+"""Fields of a user-like record that a principal's name may equal."""
 
 
 def _effect_value(effect: Effect, body: Any) -> Any:

@@ -40,12 +40,28 @@ def learn_command(
     trace_format: Annotated[
         str | None, typer.Option("--format", help="Trace format (default: detected per file).")
     ] = None,
+    records: Annotated[
+        bool,
+        typer.Option(
+            "--records/--no-records",
+            help="Keep the records the traces showed in the model, for a served mock to start "
+            "with (--no-records: generated records only).",
+        ),
+    ] = True,
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "--complete/--no-complete",
+            help="Complete each resource's operations (get, create, update, delete) by the "
+            "service's own conventions, marked as inferred.",
+        ),
+    ] = True,
 ) -> None:
     """Learn a service model from traces and write it as OpenAPI 3.1 with x-myna extensions."""
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-    from myna.schemas.learn import learn
+    from myna.schemas.learn import Options, learn
     from myna.schemas.openapi import load
     from myna.schemas.render import summary_table
     from myna.traces import read_many
@@ -67,7 +83,8 @@ def learn_command(
             sessions.append(session)
             progress.update(task, completed=stream.position)
         progress.update(task, description="learning", completed=total)
-        models = learn(sessions, service=service, update=existing)
+        options = Options(records=records, complete=complete)
+        models = learn(sessions, service=service, update=existing, options=options)
     written = _write(models, output)
     console.print(summary_table(models))
     console.print(f"learned from {stream.report.sessions} sessions in {len(traces)} file(s)")

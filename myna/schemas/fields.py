@@ -44,36 +44,35 @@ def written_blind(shape: Shape, sent: Iterable[Shape]) -> bool:
     return any(request.strings > request.values.get("", 0) for request in sent)
 
 
-def create_default(
-    name: str,
-    creates: list[tuple[Any, dict[str, Any]]],
-    *,
-    server_filled: bool = False,
-    records: bool = False,
-) -> Any:
-    """The value a create answered with when the request left the field out, if always the same.
+def create_default(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> Any:
+    """The value a create answered with when the request left the field out, if always the same
+    (as stored: a reference shown as `{link, value}` in one answer and bare in another is one)."""
+    values = [stored_default(value) for value in _filled_in(name, creates)]
+    if not values or any(value != values[0] for value in values):
+        return NO_DEFAULT
+    return values[0]
 
-    A field only the service writes (`server_filled`) that it never left empty gets the value it
-    wrote most often even when values differed, as long as values repeat, or name `records` of
-    another resource (who opened a record: the caller, a different user per recording): a mock
-    that left it empty would answer records the service never shows."""
-    values = [
-        json_value
+
+def stamps_caller(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> bool:
+    """Whether a reference the service fills on create names whoever called: it is never left
+    empty, and its value differs between creates (made by different users). A constant is a
+    default (or the one caller the traces had: `caller_stamps` decides by the field's name)."""
+    values = [json.dumps(value, sort_keys=True) for value in _filled_in(name, creates)]
+    if len(values) < 2 or any(value in _EMPTY_JSON for value in values):
+        return False
+    return len(set(values)) > 1
+
+
+_EMPTY_JSON = frozenset({"null", '""', "[]", "{}"})
+
+
+def _filled_in(name: str, creates: list[tuple[Any, dict[str, Any]]]) -> list[Any]:
+    """The values creates that left the field out were answered with."""
+    return [
+        record[name]
         for request, record in creates
         if isinstance(request, dict) and name not in request and name in record
-        for json_value in [record[name]]
     ]
-    if not values:
-        return NO_DEFAULT
-    if all(value == values[0] for value in values):
-        return values[0]
-    if not server_filled or any(value in (None, "", [], {}) for value in values):
-        return NO_DEFAULT
-    counts = Counter(json.dumps(value, sort_keys=True) for value in values)
-    if not records and len(counts) * 2 > len(values):
-        # Values that mostly differ (numbers it mints, stamps) have no prevailing one.
-        return NO_DEFAULT
-    return json.loads(min(counts, key=lambda text: (-counts[text], text)))
 
 
 def stored_default(default: Any) -> Any:

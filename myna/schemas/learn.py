@@ -39,6 +39,7 @@ from myna.schemas.fields import (
     link_target,
     pointer_to_state,
     sequence_format,
+    stamps_caller,
     stored_default,
     values_as_strings,
     written_blind,
@@ -95,7 +96,7 @@ from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.traces.model import Exchange, Session, ToolCall
 from myna.traces.redact import is_redacted, is_secret_key
 
-__all__ = ["learn"]
+__all__ = ["Options", "learn"]
 
 _IGNORED_METHODS = frozenset({"HEAD", "OPTIONS", "CONNECT", "TRACE"})
 _RECORD_KINDS = frozenset({"list", "get", "create", "update", "replace", "query", "action"})
@@ -123,11 +124,24 @@ _UNSAMPLED_MAX = 256
 from an open one, and a bound on the counting."""
 
 
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What a learned model holds beside what the traces show directly."""
+
+    records: bool = True
+    """Keep the records the traces showed, for a served mock to start with."""
+    complete: bool = True
+    """Complete each resource's REST operations by the service's conventions (`complete`)."""
+    answers: bool = True
+    """Keep recorded answers of the operations a mock cannot simulate, for it to replay."""
+
+
 def learn(
     sessions: Iterable[Session],
     *,
     service: str | None = None,
     update: ServiceModel | None = None,
+    options: Options = Options(),
 ) -> list[ServiceModel]:
     """Learn one service model per service seen in `sessions`.
 
@@ -147,7 +161,7 @@ def learn(
                 exchanges.append((index, event))
             elif isinstance(event, ToolCall):
                 calls.append((index, event))
-    models = learn_http(exchanges, service=service) if exchanges else []
+    models = learn_http(exchanges, service=service, options=options) if exchanges else []
     if calls:
         # Tool calls are a service of their own; beside HTTP traffic it needs its own name.
         name = service or "tools"
@@ -196,6 +210,8 @@ class Obs:
     """The labels a pairs view showed beside the values."""
     receipt: tuple[str, str] | None = None
     """(id field, id) when a write answered only with the id it made."""
+    base_segments: int = 0
+    """Leading segments that are the rest of an API base (the service's bases differ there)."""
 
 
 @dataclass(slots=True)
@@ -205,7 +221,9 @@ class Group:
     observations: list[Obs] = field(default_factory=list)
 
 
-def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) -> list[ServiceModel]:
+def learn_http(
+    exchanges: list[tuple[int, Exchange]], *, service: str | None, options: Options = Options()
+) -> list[ServiceModel]:
     groups: dict[tuple[str, str], Group] = {}
     tokens: dict[str, tuple[str, Tally]] = {}
     sites: dict[str, str] = {}
@@ -251,7 +269,7 @@ def learn_http(exchanges: list[tuple[int, Exchange]], *, service: str | None) ->
             label = service_name(group.site, "", qualify=False)
             name = label if labels[label] == 1 else group.site.replace(".", "_").replace(":", "-")
         token = tokens.get(group.site)
-        models.append(ServiceLearner(name, group, token).learn())
+        models.append(ServiceLearner(name, group, token, options).learn())
     return models
 
 
@@ -282,6 +300,7 @@ def _combine(groups: list[Group]) -> Group:
         extra = base[len(common) :]
         for obs in group.observations:
             obs.segments = [*extra, *obs.segments]
+            obs.base_segments = len(extra)
             combined.observations.append(obs)
     combined.observations.sort(key=lambda obs: (obs.session, obs.exchange.id))
     return combined
@@ -299,8 +318,15 @@ _KEPT_RESPONSE_HEADERS = ("x-total-count", "link", "location", "etag", "retry-af
 class ServiceLearner:
     """Learns one service from its group of exchanges (see the module docstring)."""
 
-    def __init__(self, name: str, group: Group, token: tuple[str, Tally] | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        group: Group,
+        token: tuple[str, Tally] | None,
+        options: Options = Options(),
+    ) -> None:
         self.name = name
+        self.options = options
         self.group = group
         self.observations = group.observations
         self.fields_of: dict[str, set[str]] = {}
@@ -387,14 +413,23 @@ class ServiceLearner:
                             fields_of.setdefault(str(value), set()).add(name)
 
     def _template(self) -> None:
-        paths = [obs.segments for obs in self.observations]
-        shapes = [shape_signature(obs.unwrapped.records) for obs in self.observations]
-        templates = template_paths(paths, shapes, set(self.fields_of))
+        """Template the paths below each API base on their own: the base (`2` of
+        `/rest/api/2`) is a literal, never a parameter among its siblings."""
         names = Counter(name for found in self.fields_of.values() for name in found)
         self.service_id = names.most_common(1)[0][0] if names else None
-        self.param_values = templates.param_values
-        for index, obs in enumerate(self.observations):
-            obs.template = templates.of_exchange[index]
+        self.param_values = {}
+        by_base: dict[tuple[str, ...], list[Obs]] = {}
+        for obs in self.observations:
+            by_base.setdefault(tuple(obs.segments[: obs.base_segments]), []).append(obs)
+        ids = set(self.fields_of)
+        for base, observations in by_base.items():
+            paths = [obs.segments[len(base) :] for obs in observations]
+            shapes = [shape_signature(obs.unwrapped.records) for obs in observations]
+            templates = template_paths(paths, shapes, ids)
+            for template, values in templates.param_values.items():
+                self.param_values[(*base, *template)] = values
+            for index, obs in enumerate(observations):
+                obs.template = (*base, *templates.of_exchange[index])
 
     # pass 2 ----------------------------------------------------------------------------
 
@@ -782,6 +817,7 @@ class ServiceLearner:
     def _resources(self) -> dict[str, Resource]:
         resources: dict[str, Resource] = {}
         self._item_convention = self._item_paths_follow_collections()
+        self._caller_fields: set[tuple[str, str]] = set()
         for name in sorted(self.records):
             shape = self.records[name]
             id_name = self.id_fields.get(name) or self._id_from_item_path(name, shape)
@@ -805,9 +841,12 @@ class ServiceLearner:
                 display_field=display_field(shape, id_name),
                 unique=[id_name, *numbered],
                 envelope=envelope,
-                records=list(self.sightings.get(name, {}).values()),
+                records=list(self.sightings.get(name, {}).values())
+                if self.options.records
+                else [],
                 evidence=self.record_tally[name].evidence(),
             )
+        _stamp_callers_alike(resources, self._caller_fields)
         return resources
 
     def _resource_envelope(self, name: str, shape: Shape) -> Envelope | None:
@@ -966,15 +1005,13 @@ class ServiceLearner:
                 evidence=tally.evidence(samples=child.count, scale=0.3 if weak else 1.0),
             )
             spec.reference = self._reference(field_name, child, name)
-            default = create_default(
-                field_name,
-                creates,
-                server_filled=generated,
-                records=spec.reference is not None,
-            )
+            default = create_default(field_name, creates)
             if default is not NO_DEFAULT:
                 spec.has_default = True
                 spec.default = stored_default(default)
+            elif spec.reference is not None and generated and stamps_caller(field_name, creates):
+                spec.stamp = "caller"
+                self._caller_fields.add((field_name, spec.reference.resource))
             # What seeding draws from; the schema has an enum only if the set is closed.
             frequencies = None if blind else child.frequencies()
             if frequencies is not None:
@@ -1166,7 +1203,9 @@ class ServiceLearner:
                     request_schema=op.request.schema() if op.request.count else None,
                     responses=self._responses(op, resources),
                     effects=self._effects(op, resource),
-                    recorded=self._recorded(op, path) if _replayed(op, resource) else [],
+                    recorded=self._recorded(op, path)
+                    if self.options.answers and _replayed(op, resource)
+                    else [],
                     evidence=op.tally.evidence(),
                 )
             )
@@ -1344,6 +1383,22 @@ class ServiceLearner:
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 _GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})
 _ABSENT = object()
+
+
+def _stamp_callers_alike(resources: dict[str, Resource], callers: set[tuple[str, str]]) -> None:
+    """A field the service stamps with the caller in one resource is stamped so wherever it
+    fills a field of that name pointing at the same resource (`opened_by` on every task), also
+    where the traces had one caller only and showed it as a constant."""
+    for resource in resources.values():
+        for name, spec in resource.fields.items():
+            reference = spec.reference
+            if (
+                spec.stamp is None
+                and spec.server_generated
+                and reference is not None
+                and (name, reference.resource) in callers
+            ):
+                spec.stamp = "caller"
 
 
 def _request_wrapper(request: Shape, record: Shape) -> str | None:

@@ -92,6 +92,11 @@ class FieldSpec(_Model):
     default: Any = None
     generator: IdFormat | None = Field(default=None, description="how the server mints values")
     reference: Reference | None = None
+    stamp: Literal["caller"] | None = Field(
+        default=None,
+        description="`caller`: the service fills this reference on create with the record of "
+        "whoever called (who opened a ticket), unless the request names one",
+    )
     enum_frequencies: dict[str, int] | None = Field(
         default=None, description="observed counts per enum value, for seeding"
     )

@@ -44,8 +44,7 @@ def shipped() -> ServiceModel:
 
 def test_learning_the_corpus_into_the_overlay_reproduces_the_shipped_model() -> None:
     assert dumps(BACKENDS["crm"].learn()) == SHIPPED.read_text(encoding="utf-8"), (
-        "regenerate: myna learn myna/backends/crm/corpus.jsonl --service crm "
-        "--update myna/backends/crm/overlay.yaml -o myna/backends/crm/model.yaml"
+        "regenerate: python -m myna.backends crm"
     )
 
 

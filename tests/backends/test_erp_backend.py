@@ -56,8 +56,7 @@ def test_learning_the_corpus_into_the_overlay_reproduces_the_shipped_model() -> 
     assert dumps(BACKENDS["erp"].learn()) == PACKAGE.joinpath("model.yaml").read_text(
         encoding="utf-8"
     ), (
-        "regenerate: myna learn myna/backends/erp/corpus.jsonl --service erp "
-        "--update myna/backends/erp/overlay.yaml -o myna/backends/erp/model.yaml"
+        "regenerate: python -m myna.backends erp"
     )
 
 

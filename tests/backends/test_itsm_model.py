@@ -43,8 +43,7 @@ def shipped() -> ServiceModel:
 
 def test_learning_the_corpus_into_the_overlay_reproduces_the_shipped_model() -> None:
     assert dumps(BACKENDS["itsm"].learn()) == SHIPPED.read_text(encoding="utf-8"), (
-        "regenerate: myna learn myna/backends/itsm/corpus.jsonl --service itsm "
-        "--update myna/backends/itsm/overlay.yaml -o myna/backends/itsm/model.yaml"
+        "regenerate: python -m myna.backends itsm"
     )
 
 

@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from myna.errors import InputError
 from myna.mocks.conformance import (
+    _Run,
     body_schema,
     first_violation,
     recorded_records,
@@ -212,19 +213,32 @@ def test_an_upsert_receipt_is_no_record_and_one_that_created_its_record_is_not_s
     assert recorded_records(RECEIPT_SHOP, [session]) == {("item", "78"): {"Id": "78", "name": "b"}}
 
 
-@pytest.mark.parametrize(
-    ("one_world", "matched"), [(False, 1), (True, 2)], ids=["world-per-session", "one-world"]
-)
-def test_sessions_that_build_on_each_other_replay_in_one_world(
-    one_world: bool, matched: int
-) -> None:
+@pytest.mark.parametrize("one_world", [False, True], ids=["world-per-session", "one-world"])
+def test_sessions_that_build_on_each_other_replay_in_either_mode(one_world: bool) -> None:
+    # A world per session holds what other sessions made, but not what the session makes itself.
     created = exchange(0, "POST", "/items", 201, {"id": "77", "name": "new"}, {"name": "new"})
     read_back = exchange(1, "GET", "/items/77", 200, {"id": "77", "name": "new"})
     sessions = [Session(id="first", events=[created]), Session(id="second", events=[read_back])]
 
     report = run_conformance(SHOP, sessions, one_world=one_world)
 
-    assert report.matched == matched
+    assert (report.matched, report.seeded) == (2, {})
+
+
+def test_a_session_in_its_own_world_starts_where_earlier_sessions_left_a_record() -> None:
+    sessions = [
+        Session(id="one", events=[exchange(0, "GET", "/items/1", 200, {"id": "1", "name": "a"})]),
+        Session(
+            id="two",
+            events=[exchange(1, "PATCH", "/items/1", 200, {"id": "1", "name": "b"}, {"name": "b"})],
+        ),
+        Session(id="three", events=[exchange(2, "GET", "/items/1", 200, {"id": "1", "name": "b"})]),
+    ]
+    run = _Run(SHOP, sessions, one_world=False, user="conformance")
+    records = run.seed_records(None)
+
+    assert records[("item", "1")]["name"] == "a"  # the base holds the first sighting
+    assert run.sighted.at_start[2] == {("item", "1"): {"id": "1", "name": "b"}}
 
 
 def test_seed_files_add_what_the_service_held_but_never_answered_with(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ def test_salesforce_auth_is_oauth2_with_its_token_endpoint(salesforce: ServiceMo
 
 
 def test_jira_issue_transitions_are_a_state_changing_action(jira: dict[str, ServiceModel]) -> None:
-    server = jira["localhost-8080-rest-api-2"]
+    server = jira["localhost-8080"]
     action = server.operation("transition_issue")
     [machine] = server.resources["issue"].state_machines
 
@@ -170,9 +170,14 @@ def test_jira_cloud_transition_answered_404_is_no_refused_transition(
     assert machine.refused == []
 
 
-def test_jira_versions_are_separate_services(jira: dict[str, ServiceModel]) -> None:
+def test_jira_cloud_and_server_are_separate_services(jira: dict[str, ServiceModel]) -> None:
     assert jira["atlassian"].base_path == "/rest/api/3"
-    assert jira["localhost-8080-rest-api-2"].base_path == "/rest/api/2"
+    # The server instance also answered under `/test`: one service, two API bases.
+    assert jira["localhost-8080"].base_path == ""
+    assert {op.path for op in jira["localhost-8080"].operations} >= {
+        "/rest/api/2/issue/{issueIdOrKey}",
+        "/test/rest/api/2/serverInfo",
+    }
     assert "/rest/api/3/project/{projectKey}" in {op.path for op in jira["atlassian"].operations}
 
 

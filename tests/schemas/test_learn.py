@@ -34,7 +34,7 @@ def servicenow() -> ServiceModel:
 # --- services -----------------------------------------------------------------------------
 
 
-def test_services_are_split_by_site_and_api_base() -> None:
+def test_services_are_split_by_site_and_one_sites_api_bases_are_one_service() -> None:
     models = learn(
         [
             session(
@@ -46,10 +46,11 @@ def test_services_are_split_by_site_and_api_base() -> None:
     )
 
     assert sorted((model.name, model.base_path) for model in models) == [
-        ("atlassian-rest-api-2", "/rest/api/2"),
-        ("atlassian-rest-api-3", "/rest/api/3"),
+        ("atlassian", "/rest/api"),
         ("servicenow", "/api/now"),
     ]
+    (jira,) = (model for model in models if model.name == "atlassian")
+    assert {op.path for op in jira.operations} == {"/rest/api/2/project", "/rest/api/3/project"}
 
 
 def test_service_option_names_one_model_for_everything() -> None:
@@ -455,6 +456,8 @@ def test_salesforce_conventions() -> None:
         "next_key": "nextRecordsUrl",
         "done_key": "done",
         "record_attributes": True,
+        "request_key": None,
+        "extra": {},
     }
     assert conventions.pagination.style == "next_url"
     assert (conventions.auth.scheme, conventions.auth.token_path) == (
