@@ -91,7 +91,7 @@ def measure(vendor: Vendor, *, keep: int) -> Row:
         for model in models:
             row.resources += len(model.resources)
             row.operations += len(model.operations)
-            row.inferred += sum(1 for op in model.operations if getattr(op, "inferred", None) is not None)
+            row.inferred += sum(1 for op in model.operations if op.inferred is not None)
             report = run_conformance(model, sessions, one_world=vendor.one_world)
             row.total += report.total
             row.matched += report.matched
@@ -153,7 +153,8 @@ def main() -> None:
             print(f"    e.g. {example[:220]}")
     total = sum(row.total for row in rows)
     matched = sum(row.matched for row in rows)
-    print(f"{'all':26} {'':>5} {'':>6} {'':>4} {'':>14} {matched:>8}/{total} {matched / (total or 1):6.1%}")
+    share = matched / (total or 1)
+    print(f"{'all':26} {'':>5} {'':>6} {'':>4} {'':>14} {matched:>8}/{total} {share:6.1%}")
 
 
 def _as_dict(row: Row) -> dict[str, object]:
