@@ -18,6 +18,14 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, settings
+
+# Timing is for benchmarks, never a unit test's verdict: a loaded machine (CI beside other jobs)
+# must not fail a property because one example ran slowly.
+settings.register_profile(
+    "myna", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("myna")
 
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
