@@ -56,6 +56,7 @@ __all__ = [
     "Route",
     "RouteCall",
     "SeedRecords",
+    "SideEffectOwner",
     "Unpack",
     "WriteCall",
     "extensions_for",
@@ -152,6 +153,17 @@ class PageCall:
 
 
 @dataclass(frozen=True, slots=True)
+class SideEffectOwner:
+    """How a side-effect row names the record it was written for (a journal entry's incident):
+    the field holding that record's id, and optionally the fields holding its table and the
+    field whose change the row records, so a judge of changes can charge the row to them."""
+
+    id_field: str
+    table_field: str | None = None
+    field_field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Extension:
     """A named bundle of hooks; every hook is optional."""
 
@@ -169,8 +181,13 @@ class Extension:
     prepare_seed: Callable[[ServiceModel, SeedRecords], SeedRecords] | None = None
     check: Callable[[ServiceModel], None] | None = None
     # Resources the extension writes on its own, beside the records a client changes (audit
-    # trails, journals): a verifier's collateral-damage guard must not blame the agent for them.
+    # trails, journals): a verifier's collateral-damage guard must not blame the agent for them,
+    # but charges each row to the record it names when `side_effect_owners` says how.
     side_effect_resources: frozenset[str] = frozenset()
+    side_effect_owners: tuple[tuple[str, SideEffectOwner], ...] = ()
+    # Fields a client adds notes through (a journal kept beside the record): a verifier treats
+    # a note on a record the task is about as harmless, unless the task forbids notes.
+    note_fields: frozenset[str] = frozenset()
 
 
 EXTENSIONS: PluginRegistry[Extension] = PluginRegistry(
@@ -224,6 +241,10 @@ class Extensions:
         self.side_effect_resources = frozenset(
             name for extension in chosen for name in extension.side_effect_resources
         )
+        self.side_effect_owners = {
+            name: owner for extension in chosen for name, owner in extension.side_effect_owners
+        }
+        self.note_fields = frozenset(name for e in chosen for name in e.note_fields)
         # The runtime skips the per-record hooks entirely when no extension has one.
         self.renders = bool(self._render)
         self.writes = bool(self._before or self._after)

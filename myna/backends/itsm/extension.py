@@ -72,6 +72,7 @@ from myna.mocks.extensions import (
     Route,
     RouteCall,
     SeedRecords,
+    SideEffectOwner,
     WriteCall,
 )
 from myna.mocks.messages import MockRequest, MockResponse
@@ -1031,4 +1032,10 @@ SERVICENOW = Extension(
     side_effect_resources=frozenset(
         {"sys_audit", "sys_journal_field", ATTACHMENT_CONTENT, "task_sla"}
     ),
+    side_effect_owners=(
+        ("sys_journal_field", SideEffectOwner("element_id", "name", "element")),
+        ("sys_audit", SideEffectOwner("documentkey", "tablename", "fieldname")),
+        ("task_sla", SideEffectOwner("task")),
+    ),
+    note_fields=frozenset(JOURNAL_FIELDS),
 )
