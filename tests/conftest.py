@@ -1,4 +1,4 @@
-"""Fixtures shared by every stage's tests: database URLs for the mock store.
+"""Fixtures shared by every stage's tests: database URLs for the mock store, a chat endpoint.
 
 `store_url` runs a test once on SQLite (a file in the test's temporary directory) and once on
 PostgreSQL. PostgreSQL comes from `MYNA_TEST_POSTGRES_URL` (default: a local server); each test
@@ -10,14 +10,20 @@ CI (`CI=true`), where it fails.
 from __future__ import annotations
 
 import os
+import socket
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
+import uvicorn
+from fastapi import FastAPI, Request
 from hypothesis import HealthCheck, settings
 
 # Timing is for benchmarks, never a unit test's verdict: a loaded machine (CI beside other jobs)
@@ -100,3 +106,38 @@ def store_url(request: pytest.FixtureRequest) -> str:
     fixture = "sqlite_url" if request.param == "sqlite" else "postgres_url"
     url: str = request.getfixturevalue(fixture)
     return url
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _chat_server(replies: list[dict[str, Any]], seen: list[dict[str, Any]]) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def complete(request: Request) -> dict[str, Any]:
+        seen.append(await request.json())
+        return replies[len(seen) - 1]
+
+    return app
+
+
+@pytest.fixture
+def chat_endpoint() -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """An OpenAI-compatible chat endpoint on a real port: append the completions it answers
+    with to `replies`; the requests it got land in `seen`."""
+    replies: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    port = _free_port()
+    config = uvicorn.Config(_chat_server(replies, seen), port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}/v1", replies, seen
+    server.should_exit = True
+    thread.join(timeout=5)

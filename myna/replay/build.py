@@ -49,7 +49,8 @@ from myna.replay.episode import (
     Environment,
     Episode,
     FieldEquals,
-    FieldMatches,
+    FieldIn,
+    Harmless,
     HttpStep,
     ModelRef,
     NoCollateral,
@@ -72,15 +73,21 @@ from myna.replay.logs import (
     record_id,
     records_in,
 )
-from myna.replay.mock_world import side_effect_resources
+from myna.replay.mock_world import note_fields, side_effect_resources, side_effects
 from myna.replay.run import Routes
+from myna.replay.substance import (
+    choices_of,
+    forbids_notes,
+    pick_choice,
+    reference_note,
+    text_check,
+)
 from myna.replay.verify import first_number, matches, normalise, scalar
 from myna.replay.world import WorldFactory
 from myna.schemas.model import FieldSpec, IdFormat, Operation, Resource, ServiceModel
 from myna.traces.model import Session
 
 World = dict[str, dict[str, dict[str, Any]]]
-NON_EMPTY = r"(?s).*\S.*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -586,11 +593,21 @@ def _completed_write(call: LoggedCall, model: ServiceModel) -> Goal:
     return Goal(call.resource or "", "update", call.target_id, {**body, **needed})
 
 
-def fill_value(spec: FieldSpec | None, instruction: str, as_strings: bool) -> Any:
-    """What the reference solution writes into a field the task leaves to the agent."""
-    if spec is not None and spec.schema_.get("enum"):
-        return placeholder(spec, as_strings)
-    return f"Done as asked: {instruction[:80]}"
+def open_goal(
+    name: str, resource: Resource, where: dict[str, Any], field_name: str, instruction: str
+) -> tuple[Check, Any]:
+    """The check and the reference's value for a field the task leaves to the agent: a value
+    from the field's choice list, or free text of substance (`myna.replay.substance`)."""
+    spec = resource.fields.get(field_name)
+    options = choices_of(spec)
+    if options:
+        check: Check = FieldIn(
+            name=name, resource=resource.name, where=where, field=field_name, values=options
+        )
+        return check, pick_choice(options, instruction, spec)
+    leave_out = [str(value) for value in where.values()]
+    check = text_check(name, resource.name, where, field_name, instruction, leave_out)
+    return check, reference_note(instruction)
 
 
 def assemble(
@@ -619,7 +636,9 @@ def assemble(
         NoCollateral(
             name="no collateral changes",
             allowed=allowed,
-            ignore_fields=_server_maintained(model, plan.goals),
+            harmless=_harmless(plan, model),
+            ignore_fields=_server_maintained(model, plan.goals, world),
+            side_effects=side_effects(model),
             ignore_resources=side_effect_resources(model),
         )
     )
@@ -638,6 +657,23 @@ def assemble(
         reference=Solution(steps=steps),
         provenance=provenance,
     )
+
+
+def _harmless(plan: Plan, model: ServiceModel) -> list[Harmless]:
+    """A note on each record the task is about (the records it changes, the record a question
+    names) is harmless, unless the instruction forbids notes."""
+    notes = set(note_fields(model))
+    if not notes or forbids_notes(plan.instruction):
+        return []
+    about = [(g.resource, g.record_id) for g in plan.goals if g.record_id is not None]
+    if plan.answer_from is not None:
+        about.append((plan.answer_from.resource, plan.answer_from.record_id))
+    out = []
+    for resource, target in dict.fromkeys(about):
+        fields = sorted(notes & set(model.resources[resource].fields))
+        if fields:
+            out.append(Harmless(resource=resource, record_id=target, fields=fields))
+    return out
 
 
 def _is_number(text: str) -> bool:
@@ -668,18 +704,23 @@ def _goal_parts(
 def _create_parts(
     label: str, goal: Goal, resource: Resource, plan: Plan, model: ServiceModel
 ) -> tuple[list[Check], Step, AllowedChange]:
-    as_strings = model.conventions.values_as_strings
     where = {
         k: v for k, v in goal.values.items() if v is not None and not isinstance(v, dict | list)
     }
-    body = {
-        k: fill_value(resource.fields.get(k), plan.instruction, as_strings) if v is None else v
-        for k, v in goal.values.items()
-    }
+    checks: list[Check] = [
+        RecordExists(name=f"{label} created", resource=goal.resource, where=where)
+    ]
+    body = dict(goal.values)
+    for name, value in goal.values.items():
+        if value is None:
+            check, body[name] = open_goal(
+                f"{label} {name} set", resource, where, name, plan.instruction
+            )
+            checks.append(check)
     method, path = _operation_path(model, resource, "create", None)
-    exists = RecordExists(name=f"{label} created", resource=goal.resource, where=where)
-    allowed = AllowedChange(resource=goal.resource, kinds=["created"])
-    return [exists], HttpStep(method=method, path=path, body=body), allowed
+    # One record the task asks for: creating one per candidate is not working out which.
+    allowed = AllowedChange(resource=goal.resource, kinds=["created"], where=where, max_count=1)
+    return checks, HttpStep(method=method, path=path, body=body), allowed
 
 
 def _update_parts(
@@ -690,21 +731,14 @@ def _update_parts(
     plan: Plan,
     model: ServiceModel,
 ) -> tuple[list[Check], Step, AllowedChange]:
-    as_strings = model.conventions.values_as_strings
     checks: list[Check] = []
     body: dict[str, Any] = {}
     for name, value in goal.values.items():
         if value is None:
-            checks.append(
-                FieldMatches(
-                    name=f"{label} {name} set",
-                    resource=goal.resource,
-                    where=where,
-                    field=name,
-                    pattern=NON_EMPTY,
-                )
+            check, body[name] = open_goal(
+                f"{label} {name} set", resource, where, name, plan.instruction
             )
-            body[name] = fill_value(resource.fields.get(name), plan.instruction, as_strings)
+            checks.append(check)
         else:
             checks.append(
                 FieldEquals(
@@ -737,10 +771,11 @@ def _operation_path(
     raise ReplayError(f"the model has no {action} operation for {resource.name}")
 
 
-def _server_maintained(model: ServiceModel, goals: Sequence[Goal]) -> list[str]:
-    """Fields the service changes by itself on the resources the goals touch (not goal fields)."""
+def _server_maintained(model: ServiceModel, goals: Sequence[Goal], world: World) -> list[str]:
+    """Fields the service changes by itself on the resources of the world (not goal fields):
+    a note on a record stamps who updated it and when."""
     names: set[str] = set()
-    for name in {goal.resource for goal in goals}:
+    for name in {goal.resource for goal in goals} | set(world):
         resource = model.resources[name]
         names |= {
             f for f, spec in resource.fields.items() if spec.server_generated or spec.read_only

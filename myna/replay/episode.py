@@ -70,9 +70,18 @@ class Environment(_Model):
     tools: list[str] = Field(default_factory=list, description="tool names offered to the agent")
 
 
+CheckRole = Literal["goal", "guard"]
+
+
 class _Check(_Model):
     name: str = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
+    role: CheckRole | None = Field(
+        default=None,
+        description="goal: met, it earns its weight of the reward; guard: it earns nothing, but "
+        "failing it zeroes the reward. Unset: a guard when it holds before the agent acts (or "
+        "its kind only forbids), else a goal.",
+    )
 
 
 class RecordExists(_Check):
@@ -119,6 +128,61 @@ class FieldMatches(_Check):
     pattern: str
 
 
+class FieldRefers(_Check):
+    """The records matching `where` hold, in `field`, the id of the one record of
+    `target_resource` matching `target_where` in the final world (a record the agent may have
+    created: the problem its incidents now point to)."""
+
+    kind: Literal["field_refers"] = "field_refers"
+    resource: str
+    where: Where
+    field: str
+    target_resource: str
+    target_where: Where
+
+
+class TextCheck(_Check):
+    """Free text of substance: the field of the records matching `where` (all of them, or with
+    `quantifier` any, at least one: a work note among a record's journal entries) names what it
+    must name and says something of its own.
+
+    `mentions` are groups of alternatives (["INC0010002"], ["restart", "reboot"]): at least
+    `min_mentions` groups (default: every group) must each have one alternative in the text,
+    word by word and ignoring word endings. `min_words` counts informative words: not function
+    words, not the filler of a low-effort note ("done", "fixed as requested"). Text that mostly
+    repeats `not_copy_of` (the instruction) fails.
+    """
+
+    kind: Literal["text"] = "text"
+    resource: str
+    where: Where
+    field: str
+    quantifier: Literal["all", "any"] = "all"
+    mentions: list[list[str]] = Field(default_factory=list)
+    min_mentions: int | None = Field(default=None, ge=0)
+    min_words: int = Field(default=3, ge=0)
+    not_copy_of: str = ""
+
+
+class TextSource(_Model):
+    """Where a rubric reads text: a field of the records matching `where` in the final world."""
+
+    resource: str
+    where: Where
+    field: str
+
+
+class RubricCheck(_Check):
+    """A model-graded rubric (`myna.replay.rubric`): graded only when a grader is configured,
+    reported apart from the deterministic checks, never part of the reward or the verdict."""
+
+    kind: Literal["rubric"] = "rubric"
+    criteria: str = Field(min_length=1)
+    sources: list[TextSource] = Field(default_factory=list)
+    include_answer: bool = False
+    pass_score: float = Field(default=0.5, ge=0, le=1)
+
+
 class FieldChanged(_Check):
     """Records matching `where` in the initial world have a different `field` at the end."""
 
@@ -151,21 +215,51 @@ def _updates_only() -> list[ChangeKind]:
 
 
 class AllowedChange(_Model):
-    """A change the task needs: to one record (or any record when `record_id` is None)."""
+    """A change the task needs, to the records it selects: one by `record_id`, those matching
+    `where` (as they were before for updates and deletes, as they end for creates), or, with
+    neither, any record of `resource`. `max_count` bounds how many records it covers (how many
+    may be created)."""
 
     resource: str
     record_id: str | None = None
+    where: Where | None = None
     kinds: list[ChangeKind] = Field(default_factory=_updates_only)
     fields: list[str] | None = Field(default=None, description="None: any field may change")
+    max_count: int | None = Field(default=None, ge=0)
+
+
+class Harmless(_Model):
+    """Fields a competent agent may add to a record the task is about unasked (a work note, a
+    comment): changing them there is no collateral damage."""
+
+    resource: str
+    record_id: str | None = None
+    where: Where | None = None
+    fields: list[str] = Field(min_length=1)
+
+
+class SideEffect(_Model):
+    """A resource the service writes beside a client's change (a journal entry, an audit row),
+    and where its rows name the record (and field) they were written for, so a side effect is
+    judged as a change to that record's field."""
+
+    resource: str
+    id_field: str
+    table_field: str | None = None
+    field_field: str | None = None
 
 
 class NoCollateral(_Check):
-    """Nothing changed outside `allowed`; `ignore_fields` are maintained by the server, and
-    `ignore_resources` are written by the service itself as side effects (audit trails)."""
+    """Nothing changed outside `allowed` and `harmless`. `ignore_fields` are maintained by the
+    server. Rows of a `side_effects` resource (written, changed or deleted) count as changes to
+    the records they name, whether or not `ignore_resources` lists it; other rows of
+    `ignore_resources` are the service's own business."""
 
     kind: Literal["no_collateral"] = "no_collateral"
     allowed: list[AllowedChange] = Field(default_factory=list)
+    harmless: list[Harmless] = Field(default_factory=list)
     ignore_fields: list[str] = Field(default_factory=list)
+    side_effects: list[SideEffect] = Field(default_factory=list)
     ignore_resources: list[str] = Field(default_factory=list)
 
 
@@ -209,6 +303,9 @@ Check = Annotated[
     | FieldEquals
     | FieldIn
     | FieldMatches
+    | FieldRefers
+    | TextCheck
+    | RubricCheck
     | FieldChanged
     | FieldUnchanged
     | CountRecords
@@ -219,8 +316,10 @@ Check = Annotated[
     Field(discriminator="kind"),
 ]
 
-GUARD_KINDS = frozenset({"no_collateral", "policy"})
+GUARD_KINDS = frozenset({"no_collateral", "policy", "field_unchanged"})
 """Checks that forbid rather than require: a do-nothing agent passes them by construction."""
+GRADED_KINDS = frozenset({"rubric"})
+"""Checks a model grades, reported apart: never part of the reward or the verdict."""
 
 
 class Verifier(_Model):

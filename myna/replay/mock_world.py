@@ -30,7 +30,7 @@ from myna.mocks.seed import prepared
 from myna.mocks.sqlstore import SqlStore
 from myna.mocks.store import Record, RecordChange
 from myna.mocks.tools import Toolbox
-from myna.replay.episode import Environment, Episode, ModelRef
+from myna.replay.episode import Environment, Episode, ModelRef, SideEffect
 from myna.replay.run import EpisodeRunner, Routes
 from myna.replay.world import HttpRequest
 from myna.schemas.model import IdFormat, Resource, ServiceModel
@@ -60,11 +60,30 @@ def load_model(ref: ModelRef, *, base: Path | None = None) -> ServiceModel:
 
 
 def side_effect_resources(model: ServiceModel) -> list[str]:
-    """Resources the service writes itself beside a client's changes (audit trails, journals),
-    which an episode's collateral guard ignores."""
-    from myna.mocks.extensions import extensions_for
-
+    """Resources the service writes itself beside a client's changes (audit trails, journals):
+    an episode's collateral guard does not blame the agent for them, but charges those that
+    name their record (`side_effects`) to that record."""
     return sorted(extensions_for(model).side_effect_resources)
+
+
+def note_fields(model: ServiceModel) -> list[str]:
+    """Fields a client adds notes through (ServiceNow's work notes and comments): a note on a
+    record the task is about is a harmless addition."""
+    return sorted(extensions_for(model).note_fields)
+
+
+def side_effects(model: ServiceModel) -> list[SideEffect]:
+    """The service's own side-effect rows that name the record and field they were written for:
+    the collateral guard charges each to that record."""
+    return [
+        SideEffect(
+            resource=name,
+            id_field=owner.id_field,
+            table_field=owner.table_field,
+            field_field=owner.field_field,
+        )
+        for name, owner in sorted(extensions_for(model).side_effect_owners.items())
+    ]
 
 
 def stored(record: Record, resource: Resource) -> Record:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from myna.errors import MynaError, ReplayError
 from myna.replay.episode import AnswerStep, Episode, HttpStep, Policy, Step, ToolStep
+from myna.replay.rubric import Grader, grade_all
 from myna.replay.verify import (
     Base,
     CallRecord,
@@ -184,7 +185,9 @@ class Result:
 
 
 class EpisodeRunner:
-    """What all attempts of one episode share; `start()` opens a fresh world for one attempt."""
+    """What all attempts of one episode share; `start()` opens a fresh world for one attempt.
+
+    `grader`, when given, grades the episode's rubric checks at each submit (reported apart)."""
 
     def __init__(
         self,
@@ -193,15 +196,18 @@ class EpisodeRunner:
         routes: Routes,
         translate: ToolTranslator | None = None,
         tool_definitions: Sequence[Mapping[str, Any]] = (),
+        grader: Grader | None = None,
     ) -> None:
         self.episode = episode
         self.factory = factory
         self.routes = routes
         self.translate = translate
         self.tool_definitions = list(tool_definitions)
+        self.grader = grader
         environment = episode.environment
         self.base = Base(index_world(environment.initial_world, environment.id_fields))
         self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]
+        self._baseline: frozenset[str] | None = None
 
     def start(self) -> Attempt:
         return Attempt(self, self.factory.open(self.episode.environment))
@@ -211,8 +217,23 @@ class EpisodeRunner:
             self.episode.environment, world.changes(), calls, answer, base=self.base
         )
 
+    @property
+    def baseline(self) -> frozenset[str]:
+        """The checks a do-nothing attempt passes: they hold already, so they are guards."""
+        if self._baseline is None:
+            untouched = make_outcome(self.episode.environment, base=self.base)
+            result = verify(self.episode.verifier, untouched)
+            self._baseline = frozenset(c.name for c in result.checks if c.passed)
+        return self._baseline
+
     def verify(self, outcome: Outcome) -> VerifierResult:
-        return verify(self.episode.verifier, outcome)
+        result = verify(self.episode.verifier, outcome, self.baseline)
+        if self.grader is None:
+            return result
+        graded = grade_all(
+            self.episode.verifier, outcome, self.episode.problem.instruction, self.grader
+        )
+        return replace(result, graded=graded)
 
 
 @dataclass(slots=True)

@@ -16,32 +16,39 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from myna.errors import ReplayError
 from myna.mocks.store import Record, RecordChange
 from myna.replay.episode import (
+    GRADED_KINDS,
+    GUARD_KINDS,
     AllowedChange,
     AnswerCheck,
     Check,
+    CheckRole,
     CountRecords,
     Environment,
     FieldChanged,
     FieldEquals,
     FieldIn,
     FieldMatches,
+    FieldRefers,
     FieldUnchanged,
     NoCollateral,
     Policy,
     PythonCheck,
     RecordAbsent,
     RecordExists,
+    SideEffect,
+    TextCheck,
     Verifier,
     Where,
 )
 from myna.replay.registry import Registry
+from myna.replay.text import substance_problems
 
 WorldIndex: TypeAlias = Mapping[str, Mapping[str, Record]]
 """Records by resource, then by id."""
@@ -186,22 +193,46 @@ class CheckResult:
     passed: bool
     weight: float
     detail: str = ""
+    role: CheckRole = "goal"
+
+
+@dataclass(frozen=True, slots=True)
+class GradedResult:
+    """A model-graded rubric's score, reported apart from the deterministic checks."""
+
+    name: str
+    score: float | None
+    passed: bool | None
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "score": self.score,
+            "passed": self.passed,
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True, slots=True)
 class VerifierResult:
+    """The deterministic verdict: `reward` is the weighted share of goal checks met, 0 when any
+    guard fails; `graded` are the rubric scores, which neither the reward nor `passed` include."""
+
     reward: float
     passed: bool
     checks: tuple[CheckResult, ...]
+    graded: tuple[GradedResult, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "reward": self.reward,
             "passed": self.passed,
             "checks": [
                 {
                     "name": c.name,
                     "kind": c.kind,
+                    "role": c.role,
                     "passed": c.passed,
                     "weight": c.weight,
                     "detail": c.detail,
@@ -209,6 +240,9 @@ class VerifierResult:
                 for c in self.checks
             ],
         }
+        if self.graded:
+            shown["graded"] = [g.as_dict() for g in self.graded]
+        return shown
 
 
 def index_world(
@@ -304,7 +338,7 @@ def _record_absent(check: RecordAbsent, outcome: Outcome) -> Findings:
 
 
 def _field_values(
-    check: FieldEquals | FieldIn | FieldMatches, outcome: Outcome
+    check: FieldEquals | FieldIn | FieldMatches | FieldRefers, outcome: Outcome
 ) -> Iterator[tuple[str, Any] | str]:
     """(record id, value) per selected record, or a finding when nothing is selected."""
     selected = select(outcome.final, check.resource, check.where)
@@ -342,6 +376,46 @@ def _field_matches(check: FieldMatches, outcome: Outcome) -> Findings:
         elif not pattern.fullmatch(str(scalar(item[1]))):
             where = f"{check.resource} {item[0]}"
             yield f"{where}: {check.field}={item[1]!r} does not match {check.pattern!r}"
+
+
+@CHECKS.register("field_refers")
+def _field_refers(check: FieldRefers, outcome: Outcome) -> Findings:
+    targets = select(outcome.final, check.target_resource, check.target_where)
+    target = _describe(check.target_resource, check.target_where)
+    if len(targets) != 1:
+        yield f"{len(targets)} records {target} in the final world, expected exactly one"
+        return
+    wanted = targets[0][0]
+    for item in _field_values(check, outcome):
+        if isinstance(item, str):
+            yield item
+        elif not same(item[1], wanted):
+            yield f"{check.resource} {item[0]}: {check.field} is {item[1]!r}, not {target}"
+
+
+@CHECKS.register("text")
+def _text(check: TextCheck, outcome: Outcome) -> Findings:
+    selected = select(outcome.final, check.resource, check.where)
+    if not selected:
+        yield f"no record {_describe(check.resource, check.where)} in the final world"
+        return
+    problems = {
+        record_id: list(
+            substance_problems(
+                str(scalar(record.get(check.field))),
+                mentions_of=check.mentions,
+                min_mentions=check.min_mentions,
+                min_words=check.min_words,
+                not_copy_of=check.not_copy_of,
+            )
+        )
+        for record_id, record in selected
+    }
+    failing = {record_id: found for record_id, found in problems.items() if found}
+    if check.quantifier == "any" and len(failing) < len(problems):
+        return
+    for record_id, found in failing.items():
+        yield f"{check.resource} {record_id}: {check.field} lacks substance: {'; '.join(found)}"
 
 
 def _before_after(
@@ -390,28 +464,120 @@ def changed_fields(change: RecordChange) -> set[str]:
     return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
 
 
-def _allows(allowed: AllowedChange, change: RecordChange, ignored: set[str]) -> bool:
-    if allowed.resource != change.resource or change.kind not in allowed.kinds:
+def _selects(record_id: str | None, where: Where | None, key: str, record: Record | None) -> bool:
+    if record_id is not None and record_id != key:
         return False
-    if allowed.record_id is not None and allowed.record_id != change.record_id:
+    return where is None or (record is not None and matches(record, where))
+
+
+def _subject(change: RecordChange) -> Record | None:
+    """The record as the selection reads it: as it was, except for a creation."""
+    return change.after if change.kind == "created" else change.before
+
+
+@dataclass(slots=True)
+class _Collateral:
+    """One no_collateral judgement: allowances with their remaining counts."""
+
+    check: NoCollateral
+    outcome: Outcome
+    left: list[int | None]
+    ignored: set[str]
+
+    def covering(self, change: RecordChange, changed: set[str]) -> int | None:
+        """The index of an allowance with room left that covers the change, or None."""
+        subject = _subject(change)
+        for index, allowed in enumerate(self.check.allowed):
+            if allowed.resource != change.resource or change.kind not in allowed.kinds:
+                continue
+            if not _selects(allowed.record_id, allowed.where, change.record_id, subject):
+                continue
+            if change.kind == "updated" and not _fields_allowed(allowed, changed):
+                continue
+            if self.left[index] != 0:
+                return index
+        return None
+
+    def harmless(self, resource: str, record_id: str, record: Record | None) -> set[str]:
+        return {
+            name
+            for entry in self.check.harmless
+            if entry.resource == resource
+            and _selects(entry.record_id, entry.where, record_id, record)
+            for name in entry.fields
+        }
+
+    def owner_may_change(self, owner: tuple[str | None, str], field_name: str | None) -> bool:
+        """Whether a side effect written for `owner`'s `field_name` belongs to allowed work."""
+        table, owner_id = owner
+        if field_name is not None and field_name in self.ignored:
+            return True
+        for resource, record in self._owner_records(table, owner_id):
+            if field_name is not None and field_name in self.harmless(resource, owner_id, record):
+                return True
+            for allowed in self.check.allowed:
+                if allowed.resource != resource or not _selects(
+                    allowed.record_id, allowed.where, owner_id, record
+                ):
+                    continue
+                if "created" in allowed.kinds and owner_id not in self.outcome.initial.get(
+                    resource, {}
+                ):
+                    return True
+                if field_name is None or allowed.fields is None or field_name in allowed.fields:
+                    return True
         return False
-    if change.kind != "updated" or allowed.fields is None:
-        return True
-    return changed_fields(change) - ignored <= set(allowed.fields)
+
+    def _owner_records(self, table: str | None, owner_id: str) -> Iterator[tuple[str, Record]]:
+        for world in (self.outcome.initial, self.outcome.final):
+            for resource in [table] if table is not None else list(world):
+                record = world.get(resource, {}).get(owner_id) if resource in world else None
+                if record is not None:
+                    yield resource, record
+
+
+def _fields_allowed(allowed: AllowedChange, changed: set[str]) -> bool:
+    return allowed.fields is None or changed <= set(allowed.fields)
+
+
+def _owner(effect: SideEffect, change: RecordChange) -> tuple[tuple[str | None, str], str | None]:
+    row = change.after if change.after is not None else change.before or {}
+    table = str(scalar(row.get(effect.table_field))) if effect.table_field else None
+    field_name = str(scalar(row.get(effect.field_field))) if effect.field_field else None
+    return (table or None, str(scalar(row.get(effect.id_field)))), field_name
 
 
 @CHECKS.register("no_collateral")
 def _no_collateral(check: NoCollateral, outcome: Outcome) -> Findings:
-    ignored = set(check.ignore_fields)
-    side_effects = set(check.ignore_resources)
+    judge = _Collateral(
+        check, outcome, [allowed.max_count for allowed in check.allowed], set(check.ignore_fields)
+    )
+    effects = {effect.resource: effect for effect in check.side_effects}
+    skipped = set(check.ignore_resources)
     for change in outcome.changes:
-        if change.resource in side_effects:
+        effect = effects.get(change.resource)
+        if effect is not None:
+            owner, field_name = _owner(effect, change)
+            if not judge.owner_may_change(owner, field_name):
+                what = f"{owner[0] or 'record'} {owner[1]}" + (
+                    f" {field_name}" if field_name else ""
+                )
+                yield f"collateral change: {change.kind} {change.resource} entry for {what}"
             continue
-        if change.kind == "updated" and not changed_fields(change) - ignored:
+        if change.resource in skipped:
             continue
-        if not any(_allows(allowed, change, ignored) for allowed in check.allowed):
-            touched = sorted(changed_fields(change) - ignored)
-            yield f"collateral change: {change.kind} {change.resource} {change.record_id} {touched}"
+        changed = changed_fields(change) - judge.ignored
+        if change.kind == "updated":
+            changed -= judge.harmless(change.resource, change.record_id, change.before)
+            if not changed:
+                continue
+        index = judge.covering(change, changed)
+        if index is None:
+            yield f"collateral change: {change.kind} {change.resource} {change.record_id} " + (
+                f"{sorted(changed)}"
+            )
+        elif judge.left[index] is not None:
+            judge.left[index] = (judge.left[index] or 0) - 1
 
 
 _PUNCTUATION = re.compile(r"[^\w\s.%-]+")
@@ -490,7 +656,7 @@ def _python(check: PythonCheck, outcome: Outcome) -> Findings:
     yield from function(check.params, outcome)
 
 
-def run_check(check: Check, outcome: Outcome) -> CheckResult:
+def run_check(check: Check, outcome: Outcome, role: CheckRole = "goal") -> CheckResult:
     function = CHECKS.get(check.kind)
     try:
         findings = list(function(check, outcome))
@@ -498,13 +664,36 @@ def run_check(check: Check, outcome: Outcome) -> CheckResult:
     # user's Python check raising) fails with the reason, so the trainer still gets a reward.
     except Exception as broken:
         findings = [f"check raised {type(broken).__name__}: {broken}"]
-    return CheckResult(check.name, check.kind, not findings, check.weight, "; ".join(findings))
+    return CheckResult(
+        check.name, check.kind, not findings, check.weight, "; ".join(findings), role
+    )
 
 
-def verify(verifier: Verifier, outcome: Outcome) -> VerifierResult:
-    """Run every check; reward is the weighted share passed (0 for a verifier with no checks)."""
-    results = tuple(run_check(check, outcome) for check in verifier.checks)
-    total = sum(result.weight for result in results)
-    earned = sum(result.weight for result in results if result.passed)
-    reward = earned / total if total else 0.0
-    return VerifierResult(reward, bool(results) and all(r.passed for r in results), results)
+def role_of(check: Check, baseline: Collection[str] = ()) -> CheckRole:
+    """A check's role: as declared, else a guard when it only forbids or already held before
+    the agent acted (`baseline`: the names of the checks a do-nothing attempt passes)."""
+    if check.role is not None:
+        return check.role
+    return "guard" if check.kind in GUARD_KINDS or check.name in baseline else "goal"
+
+
+def deterministic(verifier: Verifier) -> list[Check]:
+    return [check for check in verifier.checks if check.kind not in GRADED_KINDS]
+
+
+def verify(verifier: Verifier, outcome: Outcome, baseline: Collection[str] = ()) -> VerifierResult:
+    """Run every deterministic check. The attempt passes when all pass; its reward is the
+    weighted share of goal checks met, and 0 when a guard fails, so doing nothing earns 0 and
+    reward rises only with verified progress. A verifier without goals rewards 1 or 0."""
+    results = tuple(
+        run_check(check, outcome, role_of(check, baseline)) for check in deterministic(verifier)
+    )
+    passed = bool(results) and all(result.passed for result in results)
+    goals = [result for result in results if result.role == "goal"]
+    if any(not result.passed for result in results if result.role == "guard"):
+        reward = 0.0
+    elif goals:
+        reward = sum(r.weight for r in goals if r.passed) / sum(r.weight for r in goals)
+    else:
+        reward = 1.0 if passed else 0.0
+    return VerifierResult(reward, passed, results)

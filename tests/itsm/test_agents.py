@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
-from fastapi import FastAPI, Request
 
 from myna.errors import BenchError
 from myna.itsm.agents import AgentContext, HeuristicAgent, RandomAgent, make_agent
@@ -96,39 +90,6 @@ def test_heuristic_copies_values_the_instruction_spells_out(
     assert hold.passed
     sla = _play(runner_for(_scenario(scenarios, "sla_escalation").episode, model), HeuristicAgent())
     assert not sla.passed
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _chat_server(replies: list[dict[str, Any]], seen: list[dict[str, Any]]) -> FastAPI:
-    app = FastAPI()
-
-    @app.post("/v1/chat/completions")
-    async def complete(request: Request) -> dict[str, Any]:
-        seen.append(await request.json())
-        return replies[len(seen) - 1]
-
-    return app
-
-
-@pytest.fixture
-def chat_endpoint() -> Iterator[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
-    replies: list[dict[str, Any]] = []
-    seen: list[dict[str, Any]] = []
-    port = _free_port()
-    config = uvicorn.Config(_chat_server(replies, seen), port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}/v1", replies, seen
-    server.should_exit = True
-    thread.join(timeout=5)
 
 
 def _tool_call(call_id: str, name: str, arguments: dict[str, str]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Shared fixtures: a small incident world and an episode that resolves one incident."""
+"""Shared fixtures: a small incident world and an episode that resolves one incident; the
+shipped sample failure logs built on the built-in ITSM back end."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from myna.replay.build import Builder, BuildReport, build
 from myna.replay.episode import (
     AllowedChange,
     CallPattern,
@@ -22,6 +24,9 @@ from myna.replay.episode import (
     Solution,
     Verifier,
 )
+from myna.replay.mock_world import MockWorlds, ToolboxTranslator
+from myna.replay.sample_logs import failure_sessions
+from myna.schemas.model import ServiceModel
 
 A1 = "a" * 32
 A2 = "b" * 32
@@ -129,3 +134,18 @@ def resolve_episode() -> Episode:
 @pytest.fixture
 def episode() -> Episode:
     return resolve_episode()
+
+
+def build_samples_on_itsm(variants: int) -> tuple[ServiceModel, MockWorlds, BuildReport]:
+    """The shipped failure logs built into episodes on the built-in ITSM back end."""
+    from myna.backends import builtin_model
+
+    itsm = builtin_model("itsm")
+    worlds = MockWorlds(itsm)
+    builder = Builder(
+        model=itsm,
+        factory=worlds,
+        model_ref=ModelRef(name="itsm"),
+        tools=tuple(ToolboxTranslator(itsm).names()),
+    )
+    return itsm, worlds, build(failure_sessions(), builder, variants=variants)

@@ -24,6 +24,7 @@ from myna.replay.sample_logs import (
     incident_model,
 )
 from myna.traces.model import Body, Exchange, Message, Session, ToolCall
+from tests.replay.conftest import build_samples_on_itsm
 
 MODEL = incident_model()
 
@@ -412,17 +413,7 @@ def test_the_mocks_own_call_log_is_valid_input(worlds: MockWorlds) -> None:
 
 
 def test_the_samples_build_and_pass_audit_on_the_builtin_itsm_back_end() -> None:
-    from myna.backends import builtin_model
-
-    itsm = builtin_model("itsm")
-    worlds = MockWorlds(itsm)
-    builder = Builder(
-        model=itsm,
-        factory=worlds,
-        model_ref=ModelRef(name="itsm"),
-        tools=tuple(ToolboxTranslator(itsm).names()),
-    )
-    report = build(failure_sessions(), builder, variants=1)
+    itsm, worlds, report = build_samples_on_itsm(variants=1)
     assert report.skipped == []
     assert {e.provenance.failure_class for e in report.episodes} == set(FAILURE_CLASSES)
     for episode in report.episodes:

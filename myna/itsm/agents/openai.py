@@ -19,6 +19,7 @@ import httpx
 
 from myna.errors import BenchError
 from myna.replay.audit import AgentWorld, Task
+from myna.replay.chat import complete
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
 SYSTEM: Final = (
@@ -56,16 +57,7 @@ class OpenAIAgent:
         self, http: httpx.Client, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> Any:
         body = {"model": self.model, "messages": messages, "tools": tools}
-        try:
-            response = http.post("/chat/completions", json=body)
-        except httpx.HTTPError as failed:
-            raise BenchError(f"chat endpoint {self.base_url} failed: {failed}") from None
-        if response.status_code != 200:
-            raise BenchError(
-                f"chat endpoint {self.base_url} answered {response.status_code}: "
-                f"{response.text[:200]}"
-            )
-        return response.json()
+        return complete(http, body, error=BenchError, what="chat")
 
     def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None:
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
