@@ -118,7 +118,10 @@ def audit_command(
     directory: EpisodesDir,
     k: Annotated[int, typer.Option(min=1, help="Tries per solver and agent.")] = 5,
     agent: Annotated[
-        list[str] | None, typer.Option(help="Agent to rate difficulty: module:factory. Repeatable.")
+        list[str] | None,
+        typer.Option(
+            help="Agent to rate difficulty: module:factory, run in a child process. Repeatable."
+        ),
     ] = None,
     as_json: AsJson = False,
 ) -> None:
@@ -151,16 +154,17 @@ def audit_command(
 
 
 def _load_agent(spec: str) -> Agent:
-    import importlib
+    """The agent `module:factory` names, built in a child process (`myna.replay.isolation`), so
+    it reaches the service and nothing of the episode that scores it."""
+    from myna.replay.isolation import IsolatedAgent
 
     module_name, _, attribute = spec.partition(":")
-    if not attribute:
+    if not module_name or not attribute:
         raise InputError("expected module:factory", field="--agent", value=spec)
-    factory = getattr(importlib.import_module(module_name), attribute, None)
-    if factory is None:
-        raise InputError(f"module {module_name} has no {attribute!r}", field="--agent")
-    made: Agent = factory()
-    return made
+    try:
+        return IsolatedAgent(spec)
+    except ReplayError as refused:
+        raise InputError(refused.message, field="--agent", value=spec) from None
 
 
 @replay.command("run")

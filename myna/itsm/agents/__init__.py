@@ -8,19 +8,21 @@ a model may also expose `tokens: int | None`, the tokens its last `solve` used, 
 
 `make_agent(spec, context)` builds one by name: `oracle`, `noop`, `random`, `heuristic`,
 `openai` (an OpenAI-compatible chat endpoint; see `myna.itsm.agents.openai`), or `module:Class`
-for any Python class, constructed with no arguments.
+for any Python class, constructed with no arguments in a child process
+(`myna.replay.isolation`): it gets the task text, the tool names and the service's API, and can
+read neither the episode nor its reference solution nor the call log.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from myna.errors import BenchError
+from myna.errors import BenchError, ReplayError
 from myna.itsm.agents.baselines import HeuristicAgent, NoopAgent, OracleAgent, RandomAgent
 from myna.replay.audit import Agent
 from myna.replay.episode import Solution
+from myna.replay.isolation import IsolatedAgent
 
 __all__ = [
     "AGENTS",
@@ -67,17 +69,8 @@ def make_agent(spec: str, context: AgentContext) -> Agent:
         known = ", ".join(sorted(AGENTS))
         raise BenchError(f"unknown agent {spec!r}: give one of {known}, or module:Class")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as missing:
-        raise BenchError(f"cannot import {module_name!r} for agent {spec!r}: {missing}") from None
-    cls = getattr(module, class_name, None)
-    if cls is None:
-        raise BenchError(f"module {module_name!r} has no class {class_name!r}", agent=spec)
-    agent = cls()
-    if not callable(getattr(agent, "solve", None)) or not isinstance(
-        getattr(agent, "name", None), str
-    ):
-        raise BenchError(
-            f"{spec} is not an agent: it needs a str `name` and `solve(task, world, seed)`"
-        )
-    return agent  # type: ignore[no-any-return]
+        # Outside the verifier's reach: the agent runs in a child process that gets the task
+        # text and the service's API, never the episode, its reference or the call log.
+        return IsolatedAgent(spec)
+    except ReplayError as refused:
+        raise BenchError(refused.message, agent=spec) from None
