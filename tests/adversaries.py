@@ -385,7 +385,7 @@ def attack_all(
 
 def servicenow_labels(resource: str, field: str, value: str) -> Iterable[str]:
     """How ServiceNow labels a choice value ("4" of hold_reason is "Awaiting Vendor")."""
-    from myna.mocks.backends.itsm.tables import CHOICES, TABLES
+    from myna.backends.itsm.tables import CHOICES, TABLES
 
     table = TABLES.get(resource)
     if table is None or field not in table.names:
