@@ -166,6 +166,13 @@ def build_server(
             # The service could not answer (unreachable, misconfigured): the agent sees a failed
             # call, as it would over a flaky network, and the session stays up.
             return _error_result(str(error))
+        if toolbox.tool(params.name).answers_as_tool:
+            # A mock of a tool-call service answers as the tool did: its result, or its error.
+            return CallToolResult(
+                content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+                structured_content=payload if isinstance(payload, dict) else None,
+                is_error=status >= 400,
+            )
         result = {"status": status, "body": payload}
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],

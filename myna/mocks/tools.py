@@ -90,6 +90,8 @@ class ToolSpec:
     kind: OperationKind = "other"
     # Arguments not declared go into the body (flattened bodies that allow extra fields).
     open_body: bool = False
+    # Learned from a tool-call service: the answer's body is the tool's own result.
+    answers_as_tool: bool = False
 
     @property
     def read_only(self) -> bool:
@@ -142,7 +144,15 @@ class Toolbox:
             for operation in model.operations
             if include_auth or not _is_auth(model, operation)
         ]
-        names = tool_names([operation.id for operation in operations])
+        names = [
+            # A tool learned from a tool-call service keeps the name its clients call it by.
+            operation.id
+            if operation.tool is not None and _TOOL_NAME.fullmatch(operation.id)
+            else name
+            for operation, name in zip(
+                operations, tool_names([operation.id for operation in operations]), strict=True
+            )
+        ]
         self.tools: tuple[ToolSpec, ...] = tuple(
             _tool(model, operation, name) for operation, name in zip(operations, names, strict=True)
         )
@@ -195,6 +205,7 @@ def _is_auth(model: ServiceModel, operation: Operation) -> bool:
 
 # --- names ---
 
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_NAME: Final = re.compile(r"[^a-z0-9]+")
 
@@ -299,9 +310,15 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         input_schema["required"] = required
     if not open_body:
         input_schema["additionalProperties"] = False
+    description = _description(model, operation, resource, query_argument)
+    if operation.tool is not None:
+        # Offered as its service described it; arguments the calls never showed go in the body.
+        description = operation.tool.description or description
+        input_schema = operation.tool.input_schema or input_schema
+        open_body = True
     return ToolSpec(
         name=name,
-        description=_description(model, operation, resource, query_argument),
+        description=description,
         input_schema=input_schema,
         operation_id=operation.id,
         method=operation.method.upper(),
@@ -309,6 +326,7 @@ def _tool(model: ServiceModel, operation: Operation, name: str) -> ToolSpec:
         arguments=tuple(arguments),
         kind=operation.kind,
         open_body=open_body,
+        answers_as_tool=operation.tool is not None,
     )
 
 

@@ -57,6 +57,7 @@ from myna.schemas.model import (
     Resource,
     ResponseSpec,
     ServiceModel,
+    ToolDefinition,
 )
 from myna.schemas.openapi import component_name
 from myna.schemas.operations import (
@@ -91,7 +92,7 @@ from myna.schemas.records import (
     view_of,
 )
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
-from myna.schemas.tools import learn_tools
+from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.traces.model import Exchange, Session, ToolCall
 from myna.traces.redact import is_redacted, is_secret_key
@@ -152,9 +153,11 @@ def learn(
     """
     exchanges: list[tuple[int, Exchange]] = []
     calls: list[tuple[int, ToolCall]] = []
+    definitions: dict[str, ToolDefinition] = {}
     session_count = events = 0
     for index, session in enumerate(sessions):
         session_count += 1
+        definitions.update(tool_definitions(session.metadata.get("tools")))
         for event in session.events:
             events += 1
             if isinstance(event, Exchange):
@@ -167,7 +170,7 @@ def learn(
         name = service or "tools"
         if any(model.name == name for model in models):
             name = f"{name}-tools"
-        models.append(learn_tools(calls, name=name))
+        models.append(learn_tools(calls, name=name, definitions=definitions))
     if not models:
         raise LearnError(
             f"nothing to learn from {session_count} session(s) with {events} event(s): no API "

@@ -249,6 +249,14 @@ class Inference(_Model):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
+class ToolDefinition(_Model):
+    """How a tool-call service described one of its tools (an MCP `tools/list` entry, an agent
+    transcript's `tools`): the mock offers the tool with these words and this schema again."""
+
+    description: str | None = None
+    input_schema: JsonSchema | None = None
+
+
 class Operation(_Model):
     id: str = Field(description="operationId, unique in the model")
     method: str
@@ -267,6 +275,9 @@ class Operation(_Model):
     inferred: Inference | None = Field(
         default=None, description="set when no exchange showed the operation: completed by "
         "the convention named here",
+    )
+    tool: ToolDefinition | None = Field(
+        default=None, description="the tool this operation was learned from, as its service put it"
     )
     evidence: Evidence = Field(default_factory=Evidence)
 

@@ -4,7 +4,14 @@ A tool becomes an operation: its kind from the verb in its name (`get_incident` 
 `close_incident` -> action), its input schema from the arguments, its output schema from the
 results. Records in results become resources; an argument whose values are ids a result carried
 earlier names that resource's record (the id flows from one call into the next). Operations are
-written as `POST /tools/{name}` so the model stays a valid OpenAPI document.
+written as `POST /tools/{name}` so the model stays a valid OpenAPI document; a tool that names
+its resource's record by one such argument is `POST /tools/{name}/{argument}`, the record's id in
+the path as an HTTP service would put it, and the rest of its arguments are the body.
+
+Where the traces also hold the tools' definitions (an MCP server's `tools/list`, a transcript's
+`tools`: session metadata `tools`), each operation keeps its tool's description and input schema
+(`Operation.tool`), so the mock offers the tools as the service did; a tool defined but never
+called still becomes an operation.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from myna.schemas import behaviour
 from myna.schemas.evidence import Tally
 from myna.schemas.fields import id_format
 from myna.schemas.model import (
+    Effect,
     FieldSpec,
     Operation,
     OperationKind,
@@ -24,6 +32,7 @@ from myna.schemas.model import (
     Resource,
     ResponseSpec,
     ServiceModel,
+    ToolDefinition,
 )
 from myna.schemas.paths import singular
 from myna.schemas.records import Labels, as_values, id_field, unwrap, view_of
@@ -66,9 +75,42 @@ class ToolStats:
     id_arguments: dict[str, set[str]] = field(default_factory=dict)
 
 
-def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel:
-    """One model for every tool the calls used."""
-    stats: dict[str, ToolStats] = {}
+TOOL_PREFIX = "/tools/"
+
+
+def tool_definitions(tools: Any) -> dict[str, ToolDefinition]:
+    """Tool definitions by name from a session's `tools` metadata, in MCP (`inputSchema`),
+    OpenAI (`{"type": "function", "function": {...}}` or flat) or Anthropic (`input_schema`)
+    form; entries that name no tool are left out."""
+    found: dict[str, ToolDefinition] = {}
+    for entry in tools if isinstance(tools, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        function = entry.get("function")
+        tool: dict[str, Any] = function if isinstance(function, dict) else entry
+        name = tool.get("name")
+        schema = next(
+            (tool[key] for key in ("inputSchema", "input_schema", "parameters") if key in tool),
+            None,
+        )
+        description = tool.get("description")
+        if isinstance(name, str) and name:
+            found[name] = ToolDefinition(
+                description=description if isinstance(description, str) else None,
+                input_schema=schema if isinstance(schema, dict) else None,
+            )
+    return found
+
+
+def learn_tools(
+    calls: list[tuple[int, ToolCall]],
+    *,
+    name: str,
+    definitions: dict[str, ToolDefinition] | None = None,
+) -> ServiceModel:
+    """One model for every tool the calls used, and every tool `definitions` describe."""
+    definitions = definitions or {}
+    stats: dict[str, ToolStats] = {tool: ToolStats(tool) for tool in definitions}
     records: dict[str, Shape] = {}
     record_tally: dict[str, Tally] = {}
     ids: dict[str, set[str]] = {}
@@ -131,7 +173,11 @@ def learn_tools(calls: list[tuple[int, ToolCall]], *, name: str) -> ServiceModel
         )
         for resource in sorted(records)
     }
-    operations = [_operation(stats[tool], resources, ids) for tool in sorted(stats)]
+    operations = [
+        _operation(stats[tool], resources, ids, definitions.get(tool)) for tool in sorted(stats)
+    ]
+    for learned in operations:
+        _note_defaults(learned, resources)
     return ServiceModel(
         name=name, title=f"{name} (tools)", resources=resources, operations=operations
     )
@@ -187,7 +233,10 @@ def _resource(
 
 
 def _operation(
-    tool: ToolStats, resources: dict[str, Resource], ids: dict[str, set[str]]
+    tool: ToolStats,
+    resources: dict[str, Resource],
+    ids: dict[str, set[str]],
+    definition: ToolDefinition | None,
 ) -> Operation:
     kind, noun = tool_kind(tool.name)
     resource = noun if noun in resources else None
@@ -195,13 +244,21 @@ def _operation(
         owners = {owner for found in tool.id_arguments.values() for owner in found}
         if len(owners) == 1:
             resource = next(iter(owners))
+    id_arguments = sorted(
+        argument
+        for argument, owners in tool.id_arguments.items()
+        if argument in tool.arguments.props and resource in owners
+    )
+    # The one argument naming the operation's own record goes in the path, as its id.
+    in_path = id_arguments[0] if len(id_arguments) == 1 and kind != "create" else None
     parameters = [
         Parameter(
             name=argument,
-            location="query",
+            location="path" if argument == in_path else "query",
             role="id",
             schema_={"type": "string"},
-            required=tool.arguments.props[argument].count == tool.arguments.objects,
+            required=argument == in_path
+            or tool.arguments.props[argument].count == tool.arguments.objects,
             evidence=tool.tally.evidence(samples=tool.arguments.props[argument].count),
         )
         for argument in sorted(tool.id_arguments)
@@ -218,15 +275,62 @@ def _operation(
         )
     if tool.errors.samples:
         responses.append(ResponseSpec(status=400, evidence=tool.errors.evidence()))
+    # A definition's input schema is the service's own contract; the calls are only samples.
+    request_schema = definition.input_schema if definition else None
+    if request_schema is None and tool.arguments.count:
+        request_schema = tool.arguments.schema()
+    if request_schema is not None and in_path is not None:
+        request_schema = _without(request_schema, in_path)
     return Operation(
         id=tool.name,
         method="POST",
-        path=f"/tools/{tool.name}",
+        path=f"{TOOL_PREFIX}{tool.name}" + (f"/{{{in_path}}}" if in_path else ""),
         kind=kind,
         resource=resource,
         summary=f"tool {tool.name}",
         parameters=parameters,
-        request_schema=tool.arguments.schema() if tool.arguments.count else None,
+        request_schema=request_schema,
         responses=responses,
+        effects=_effects(tool.name, kind, resources.get(resource or "")),
+        tool=definition,
         evidence=tool.tally.evidence(),
     )
+
+
+def _note_defaults(operation: Operation, resources: dict[str, Resource]) -> None:
+    """A create tool's declared argument defaults are what a record holds when left out."""
+    resource = resources.get(operation.resource or "")
+    if operation.kind != "create" or resource is None or operation.tool is None:
+        return
+    properties = (operation.tool.input_schema or {}).get("properties")
+    for name, schema in (properties if isinstance(properties, dict) else {}).items():
+        field_spec = resource.fields.get(name)
+        if field_spec is not None and isinstance(schema, dict) and "default" in schema:
+            field_spec.has_default = True
+            field_spec.default = schema["default"]
+
+
+def _effects(name: str, kind: OperationKind, resource: Resource | None) -> list[Effect]:
+    """An action tool moves its record to the state its calls were seen moving it to."""
+    if kind != "action" or resource is None:
+        return []
+    for machine in resource.state_machines:
+        for transition in machine.transitions:
+            if transition.operation == name:
+                return [Effect(field=machine.field, value=transition.target)]
+    return []
+
+
+def _without(schema: dict[str, Any], argument: str) -> dict[str, Any] | None:
+    """An object schema less one property (an argument that travels in the path instead);
+    `None` when nothing is left for a body."""
+    properties = {k: v for k, v in schema.get("properties", {}).items() if k != argument}
+    if not properties:
+        return None
+    required = [k for k in schema.get("required", []) if k != argument]
+    trimmed = {**schema, "properties": properties}
+    if required:
+        trimmed["required"] = required
+    else:
+        trimmed.pop("required", None)
+    return trimmed

@@ -563,9 +563,14 @@ def test_tool_calls_become_operations_resources_and_id_flow() -> None:
         "search_incidents": ("query", "incident"),
     }
     get = model.operation("get_incident")
-    assert [(p.name, p.role) for p in get.parameters] == [("sys_id", "id")]
-    assert get.request_schema is not None
-    assert "sys_id" in get.request_schema["properties"]
+    # The argument naming the record is its id in the path; nothing is left for a body.
+    assert [(p.name, p.role, p.location) for p in get.parameters] == [("sys_id", "id", "path")]
+    assert get.path == "/tools/get_incident/{sys_id}"
+    assert get.request_schema is None
+    resolve = model.operation("resolve_incident")
+    assert resolve.request_schema is not None
+    assert list(resolve.request_schema["properties"]) == ["close_code"]
+    assert [(e.field, e.value) for e in resolve.effects] == [("state", "6")]
     incident = model.resources["incident"]
     assert incident.id_field == "sys_id"
     [machine] = incident.state_machines
@@ -573,6 +578,34 @@ def test_tool_calls_become_operations_resources_and_id_flow() -> None:
         (None, "1", "create_incident"),
         ("1", "6", "resolve_incident"),
     ]
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        {"name": "get_incident", "description": "Read one.", "inputSchema": {"type": "object"}},
+        {"name": "get_incident", "description": "Read one.", "input_schema": {"type": "object"}},
+        {
+            "type": "function",
+            "function": {
+                "name": "get_incident",
+                "description": "Read one.",
+                "parameters": {"type": "object"},
+            },
+        },
+    ],
+    ids=["mcp", "anthropic", "openai"],
+)
+def test_tool_definitions_in_the_session_are_kept_and_offered(definition: Any) -> None:
+    calls: list[Any] = [ToolCall("c1", "get_incident", {"sys_id": HEX[1]}, {"sys_id": HEX[1]})]
+    unused = {"name": "delete_incident", "description": "Delete one."}
+    metadata = {"tools": [definition, unused, "not a tool"]}
+    [model] = learn([Session(id="agent", events=calls, metadata=metadata)], service="t")
+
+    tool = model.operation("get_incident").tool
+    assert tool is not None
+    assert (tool.description, tool.input_schema) == ("Read one.", {"type": "object"})
+    assert model.operation("delete_incident").kind == "delete"
 
 
 def test_tool_results_in_display_value_pairs_are_learned_as_values() -> None:
