@@ -60,7 +60,7 @@ class MockAsgi:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # lifespan and websockets: nothing to do
-        request = _request(scope, await _body(receive, self.mock.max_body_bytes))
+        request = _request(scope, await read_body(receive, self.mock.max_body_bytes))
         if isinstance(request, Rejection):
             response = self.mock.error_response(request)
         else:
@@ -113,7 +113,7 @@ def _server_host(scope: Scope) -> str:
     return f"{host}:{port}"
 
 
-async def _body(receive: Receive, limit: int) -> bytes | Rejection:
+async def read_body(receive: Receive, limit: int) -> bytes | Rejection:
     """The whole request body; past `limit` the rest is drained and the request refused (413)."""
     chunks: list[bytes] = []
     size = 0

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import orjson
 
-from myna.mocks.messages import MockRequest, MockResponse
+from myna.mocks.messages import MockRequest, MockResponse, Refusal
 from myna.traces.jsonl import event_line, session_line
 from myna.traces.model import Body, Exchange, Session
 
@@ -45,6 +45,7 @@ class Call:
     status: int
     response_headers: tuple[tuple[str, str], ...]
     response_body: bytes
+    refusal: Refusal | None = None
 
     @classmethod
     def of(
@@ -64,6 +65,7 @@ class Call:
             # Serialised now: the in-process client hands the payload to the caller, who may
             # change it afterwards.
             response_body=response.body,
+            refusal=response.refusal,
         )
 
 
@@ -73,10 +75,19 @@ class CallLog:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self._calls: deque[Call] = deque(maxlen=capacity)
         self._lock = threading.Lock()
+        self.recorded = 0
+        """Calls recorded since the log began (a clear does not reset it): a watcher's cursor."""
 
     def record(self, call: Call) -> None:
         with self._lock:
             self._calls.append(call)
+            self.recorded += 1
+
+    def since(self, cursor: int) -> tuple[list[Call], int]:
+        """The calls recorded after `cursor` that the log still holds, and the new cursor."""
+        with self._lock:
+            held = min(len(self._calls), self.recorded - cursor)
+            return list(self._calls)[len(self._calls) - held :] if held > 0 else [], self.recorded
 
     def calls(self) -> list[Call]:
         with self._lock:

@@ -91,11 +91,16 @@ def serve(
             "Repeat for more. Default: myna:myna and myna-token."
         ),
     ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(help="Benchmark results and episodes for the console's results page."),
+    ] = None,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
     import tempfile
 
     from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials
+    from myna.mocks.console.app import CONSOLE_PREFIX
     from myna.mocks.runtime import DEFAULT_WORLD
     from myna.mocks.serve import make_tls, server_for
 
@@ -122,12 +127,21 @@ def serve(
         console.print(f"[bold]{model.title or model.name}[/] at {base}")
         console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
         console.print(f"admin API: {base}/_myna/admin/ with token {token}")
+        console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
         if ca_out is not None:
             console.print(f"CA certificate: {ca_out}")
         # A network database makes each request wait on I/O: keep the event loop free.
         threadpool = not db.startswith("sqlite")
         server = server_for(
-            mock, host=host, port=port, tls=files, threadpool=threadpool, log_level="info"
+            mock,
+            host=host,
+            port=port,
+            tls=files,
+            threadpool=threadpool,
+            log_level="info",
+            # Facts pinned in the console are written back to a model file, never to a built-in.
+            model_file=Path(model_spec) if named_backend(model_spec) is None else None,
+            results=results,
         )
         server.run()
 

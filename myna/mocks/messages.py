@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -35,10 +35,18 @@ class MockRequest:
 _UNSET: Any = object()
 
 
+class Refusal(NamedTuple):
+    """Why the mock refused a request: the check (or error code) that did, and its words."""
+
+    check: str
+    message: str
+    fields: tuple[str, ...] = ()
+
+
 class MockResponse:
     """One HTTP response: status, headers (ordered pairs) and a JSON (or empty) body."""
 
-    __slots__ = ("_body", "_payload", "delay", "headers", "status")
+    __slots__ = ("_body", "_payload", "delay", "headers", "refusal", "status")
 
     def __init__(
         self,
@@ -48,6 +56,7 @@ class MockResponse:
         payload: Any = _UNSET,
         body: bytes | None = None,
         delay: float = 0.0,
+        refusal: Refusal | None = None,
     ) -> None:
         self.status = status
         self.headers: Pairs = headers if headers is not None else []
@@ -55,6 +64,7 @@ class MockResponse:
         self._body = body
         # Seconds the shell waits before answering (injected latency); the dispatcher never sleeps.
         self.delay = delay
+        self.refusal = refusal
 
     @property
     def has_json(self) -> bool:

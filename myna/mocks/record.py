@@ -21,22 +21,21 @@ import base64
 import json
 import ssl
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from itertools import count
-from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
 from myna.errors import InputError
+from myna.mocks.app import Receive, Scope, Send, read_body
+from myna.mocks.rejection import Rejection
 from myna.traces.model import Body, Exchange, Pairs
 from myna.traces.recorded import parse_body
 from myna.traces.recorder import Recorder
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+MAX_BODY_BYTES = 64 * 1024 * 1024
+"""A request body past this is refused (413) rather than held in memory and forwarded."""
 
 HOP_BY_HOP = frozenset(
     {
@@ -104,7 +103,10 @@ class RecordingProxy:
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         assert self._client is not None, "the proxy runs with lifespan on"
-        body = await _read_body(receive)
+        body = await read_body(receive, MAX_BODY_BYTES)
+        if isinstance(body, Rejection):
+            await _answer(send, 413, [("content-type", "text/plain")], body.message)
+            return
         query = scope.get("query_string", b"").decode("latin-1")
         url = self.upstream + scope["path"] + (f"?{query}" if query else "")
         headers = _pairs(scope["headers"])
@@ -150,15 +152,6 @@ class RecordingProxy:
             return value
         host = dict(_pairs(scope["headers"])).get("host", "")
         return f"{scope.get('scheme', 'http')}://{host}{value[len(self.upstream) :]}"
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 async def _answer(send: Send, status: int, headers: Pairs, body: str | bytes) -> None:

@@ -28,6 +28,7 @@ class Rejection(MockError):
         headers: tuple[tuple[str, str], ...] = (),
         body: Any = None,
         resource: str | None = None,
+        check: str | None = None,
     ) -> None:
         self.status = status
         self.detail = detail if detail is not None else message
@@ -39,6 +40,9 @@ class Rejection(MockError):
         # The resource whose operation was refused (the runtime fills it in), so a service's
         # words for the refusal can name it (ServiceNow names the table).
         self.resource = resource
+        # The behaviour check that refused it (`transition`, `required_on_entry`...), if one did:
+        # what the console shows as the rule's decision.
+        self.check = check
         super().__init__(message, status=status, field=", ".join(fields) or None)
 
 

@@ -37,7 +37,7 @@ from myna.mocks.extensions import (
     extensions_for,
 )
 from myna.mocks.faults import FaultConfig, FaultState
-from myna.mocks.messages import MockRequest, MockResponse, Pairs
+from myna.mocks.messages import MockRequest, MockResponse, Pairs, Refusal
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.render import RecordRenderer, error_body, renderer_for, wrap_item, wrap_list
@@ -725,7 +725,9 @@ class Mock:
 
         for violation in _violations(write, resource, exists):
             status = contract.error_status if violation.status == 400 else violation.status
-            raise Rejection(status, violation.message, fields=(violation.field,))
+            raise Rejection(
+                status, violation.message, fields=(violation.field,), check=violation.kind
+            )
 
     def _item(
         self,
@@ -920,25 +922,37 @@ class Mock:
 
     def error_response(self, rejection: Rejection) -> MockResponse:
         rejection = self.extensions.refusal(rejection)
+        refusal = Refusal(rejection.check or rejection.code, rejection.message, rejection.fields)
         if rejection.body is not None:
             return MockResponse(
-                rejection.status, [_JSON, *rejection.headers], payload=rejection.body
+                rejection.status,
+                [_JSON, *rejection.headers],
+                payload=rejection.body,
+                refusal=refusal,
             )
         body, headers = error_body(self.model, rejection)
-        return MockResponse(rejection.status, [_JSON, *headers], payload=body)
+        return MockResponse(rejection.status, [_JSON, *headers], payload=body, refusal=refusal)
 
     def unauthorized(self) -> MockResponse:
         auth = self.model.conventions.auth
         headers: Pairs = [_JSON, *self.auth.challenge_headers()]
+        refusal = Refusal("auth", "the request carries no credential the mock accepts")
         if auth.unauthorized_body is not None:
-            return MockResponse(auth.unauthorized_status, headers, payload=auth.unauthorized_body)
+            return MockResponse(
+                auth.unauthorized_status,
+                headers,
+                payload=auth.unauthorized_body,
+                refusal=refusal,
+            )
         rejection = Rejection(
             auth.unauthorized_status,
             "User Not Authenticated",
             detail="Required to provide Auth information",
         )
         body, extra = error_body(self.model, rejection)
-        return MockResponse(auth.unauthorized_status, headers + extra, payload=body)
+        return MockResponse(
+            auth.unauthorized_status, headers + extra, payload=body, refusal=refusal
+        )
 
     def _token(self, request: MockRequest) -> MockResponse:
         form = _form(request)

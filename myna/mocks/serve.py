@@ -28,6 +28,7 @@ import uvicorn
 
 from myna.errors import MockError
 from myna.mocks.app import MockAsgi
+from myna.mocks.console.app import ConsoleAsgi
 from myna.mocks.runtime import Mock
 
 _LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -65,8 +66,17 @@ def server_for(
     tls: TlsFiles | None = None,
     threadpool: bool = False,
     log_level: str = "warning",
+    model_file: Path | None = None,
+    results: Path | None = None,
 ) -> uvicorn.Server:
-    app = MockAsgi(mock, threadpool=threadpool)
+    """The server `myna serve` runs: the mock's ASGI callable behind the web console.
+
+    `model_file` is where facts pinned in the console are written (none for a built-in back
+    end); `results` is the folder of benchmark results and episodes the console lists.
+    """
+    app = ConsoleAsgi(
+        MockAsgi(mock, threadpool=threadpool), mock, model_file=model_file, results=results
+    )
     return uvicorn.Server(uvicorn_config(app, host=host, port=port, tls=tls, log_level=log_level))
 
 
@@ -90,6 +100,8 @@ def uvicorn_config(
         lifespan=lifespan,
         ssl_certfile=str(tls.certfile) if tls else None,
         ssl_keyfile=str(tls.keyfile) if tls else None,
+        # Open streams (the console's live calls) must not hold a stopping server forever.
+        timeout_graceful_shutdown=3,
     )
 
 
@@ -111,7 +123,8 @@ def serving(
     mock: Mock, *, tls: bool = False, host: str = "127.0.0.1", threadpool: bool = False
 ) -> Iterator[Running]:
     """Serve `mock` on a free loopback port in a background thread for the `with` block."""
-    with serving_app(MockAsgi(mock, threadpool=threadpool), tls=tls, host=host) as running:
+    app = ConsoleAsgi(MockAsgi(mock, threadpool=threadpool), mock)
+    with serving_app(app, tls=tls, host=host) as running:
         yield running
 
 

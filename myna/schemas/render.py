@@ -12,13 +12,12 @@ State machines are drawn as text, one edge per line:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from myna.schemas.facts import weakest_first
 from myna.schemas.model import Evidence, Resource, ServiceModel, StateMachine
 
 
@@ -150,66 +149,9 @@ def _state(machine: StateMachine, state: str) -> str:
     return f"{state} ({label})" if label else state
 
 
-@dataclass(frozen=True, slots=True)
-class Inference:
-    """One learned fact, for ranking by how sure the learner was."""
-
-    where: str
-    fact: str
-    evidence: Evidence
-
-
-def inferences(model: ServiceModel) -> Iterator[Inference]:
-    for resource in model.resources.values():
-        yield Inference(resource.name, f"resource, id {resource.id_field}", resource.evidence)
-        for name, spec in resource.fields.items():
-            roles = [
-                role
-                for role in ("server_generated", "read_only", "required_on_create", "immutable")
-                if getattr(spec, role)
-            ]
-            if roles or spec.reference is not None:
-                described = ", ".join(
-                    roles + ([f"-> {spec.reference.resource}"] if spec.reference else [])
-                )
-                yield Inference(f"{resource.name}.{name}", described, spec.evidence)
-        for machine in resource.state_machines:
-            yield Inference(f"{resource.name}.{machine.field}", "state machine", machine.evidence)
-            for transition in machine.transitions:
-                yield Inference(
-                    f"{resource.name}.{machine.field}",
-                    f"{transition.source or '(create)'} -> {transition.target} "
-                    f"by {transition.operation or '?'}",
-                    transition.evidence,
-                )
-    for operation in model.operations:
-        yield Inference(
-            operation.id,
-            f"{operation.kind} {operation.method} {operation.path}",
-            operation.evidence,
-        )
-    conventions = model.conventions
-    yield Inference(
-        "conventions", f"envelope {conventions.envelope.style}", conventions.envelope.evidence
-    )
-    yield Inference(
-        "conventions", f"pagination {conventions.pagination.style}", conventions.pagination.evidence
-    )
-    yield Inference("conventions", f"auth {conventions.auth.scheme}", conventions.auth.evidence)
-
-
 def weakest_table(model: ServiceModel, limit: int = 15) -> Table:
     """The least certain facts first: what a reviewer should look at (and perhaps pin)."""
-    ranked = sorted(
-        (item for item in inferences(model) if not item.evidence.pinned),
-        # A fact with no samples at all (written by hand, never seen) is the least certain.
-        key=lambda item: (
-            item.evidence.confidence if item.evidence.samples else 0.0,
-            item.evidence.samples,
-            item.where,
-            item.fact,
-        ),
-    )
+    ranked = [fact for fact in weakest_first(model) if not fact.evidence.pinned]
     table = Table(title=f"{model.name}: weakest inferences first")
     for column in ("where", "fact", "confidence", "samples", "examples"):
         table.add_column(column)
