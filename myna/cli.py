@@ -64,9 +64,11 @@ def stage_commands(module_name: str) -> TyperGroup:
 
 
 class LazyStages(TyperGroup):
-    """The root group: lists `COMMANDS` without importing them; loads one when it is run."""
+    """The root group: lists `COMMANDS` without importing them; loads a stage to run one.
 
-    listing = False
+    Its help is Click's plain text: Rich's help renderer alone costs more CPU than the rest of
+    `myna --help` together (BENCHMARKS.md); every stage's own help stays Rich.
+    """
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
@@ -74,23 +76,18 @@ class LazyStages(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in COMMANDS:
             return None
-        module_name, help_line = COMMANDS[cmd_name]
-        if self.listing:
-            return typer.core.TyperCommand(cmd_name, help=help_line)
-        return stage_commands(module_name).get_command(ctx, cmd_name)
+        return stage_commands(COMMANDS[cmd_name][0]).get_command(ctx, cmd_name)
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self.listing = True
-        try:
-            super().format_help(ctx, formatter)
-        finally:
-            self.listing = False
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_line) for name, (_, help_line) in COMMANDS.items()])
 
 
 app = typer.Typer(
     name="myna",
     help="Learn SaaS back ends from recorded traces and serve them as stateful mocks for agents.",
     cls=LazyStages,
+    rich_markup_mode=None,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

@@ -28,7 +28,7 @@ from myna.schemas.openapi import load
 playwright = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = Path("/usr/bin/chromium")
-ITSM_MODEL = Path(__file__).resolve().parents[2] / "myna/mocks/backends/itsm/model.yaml"
+ITSM_MODEL = Path(__file__).resolve().parents[2] / "myna/backends/itsm/model.yaml"
 TOKEN = "console-test-token"
 AUTH = ("myna", "myna")
 TABLE = "/api/now/table"
@@ -198,8 +198,14 @@ def test_the_console_api_needs_the_admin_token(console: tuple[Running, Path]) ->
         assert httpx.get(f"{base}/{escape}").status_code == 404, escape
     found = httpx.get(f"{base}/api/results/..%2Fitsm.yaml", headers=bearer)
     assert found.status_code == 404
-    edit = httpx.post(f"{base}/api/facts", headers=bearer, json={"address": "field:nope.x"})
-    assert edit.status_code == 200 or edit.status_code == 400
+    for body, message in (
+        ({"address": "field:nope.x", "pinned": True}, "no fact 'field:nope.x'"),
+        ({"address": "field:incident.number"}, "nothing to change"),
+        ({"address": "field:incident.number", "roles": {"primary": True}}, "not a field role"),
+    ):
+        refused = httpx.post(f"{base}/api/facts", headers=bearer, json=body, timeout=60)
+        assert refused.status_code == 400
+        assert message in refused.json()["error"]["message"]
     assert httpx.post(f"{base}/api/facts", headers=bearer, content=b"{").status_code == 400
 
 

@@ -11,7 +11,7 @@ from myna.errors import ModelError
 from myna.schemas import facts
 from myna.schemas.openapi import load, save
 
-ITSM_MODEL = Path(__file__).resolve().parents[2] / "myna/mocks/backends/itsm/model.yaml"
+ITSM_MODEL = Path(__file__).resolve().parents[2] / "myna/backends/itsm/model.yaml"
 
 
 @pytest.fixture

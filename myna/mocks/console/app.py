@@ -125,22 +125,32 @@ class ConsoleAsgi:
             where = ".".join(str(part) for part in first["loc"]) or "body"
             await _json(send, 400, _error("invalid_request", f"{where}: {first['msg']}"))
             return
+        if edit.pinned is None and not edit.roles:
+            message = "nothing to change: give pinned, roles or both"
+            await _json(send, 400, _error("invalid_request", message))
+            return
         if self.model_file is None:
             message = "this mock serves a built-in model: there is no model file to write to"
             await _json(send, 409, _error("not_editable", message))
             return
-        model = self.mock.model
         try:
             async with self._lock:
-                if edit.roles:
-                    facts.set_field_roles(model, edit.address, edit.roles)
-                if edit.pinned is not None:
-                    facts.pin(model, edit.address, edit.pinned)
-                save(model, self.model_file)
+                # Writing a large model takes a while: off the event loop, so calls go on.
+                view = await asyncio.to_thread(self._apply, edit)
         except ModelError as error:
             await _json(send, 400, _error("invalid_request", error.message))
             return
-        await _json(send, 200, model_view(model, editable=True))
+        await _json(send, 200, view)
+
+    def _apply(self, edit: _FactEdit) -> dict[str, Any]:
+        assert self.model_file is not None
+        model = self.mock.model
+        if edit.roles:
+            facts.set_field_roles(model, edit.address, edit.roles)
+        if edit.pinned is not None:
+            facts.pin(model, edit.address, edit.pinned)
+        save(model, self.model_file)
+        return model_view(model, editable=True)
 
     async def _events(self, world: str, receive: Receive, send: Send) -> None:
         if not self.mock.world_exists(world):
