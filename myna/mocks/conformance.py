@@ -25,7 +25,7 @@ import base64
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,7 @@ def run_conformance(
     one_world: bool = False,
     seed_dir: Path | None = None,
     user: str = DEFAULT_USER,
+    on_session: Callable[[int, int], None] | None = None,
 ) -> ConformanceReport:
     """Seed, replay and compare (see the module docstring).
 
@@ -120,6 +121,7 @@ def run_conformance(
     unless `one_world`: sessions recorded one after another against one instance, where later
     ones use records earlier ones created, replay in order in one world. `seed_dir` adds the
     records of its seed files to the recorded ones; `user` is who the replay signs in as.
+    `on_session(done, total)` is told after each session replayed (a progress bar).
     """
     sessions = list(sessions)
     run = _Run(model, sessions, one_world=one_world, user=user)
@@ -137,6 +139,8 @@ def run_conformance(
                     run.skipped.append((exchange.id, f"path is outside {model.base_path}"))
                 else:
                     run.replay_exchange(session, exchange)
+            if on_session is not None:
+                on_session(number + 1, len(sessions))
         return ConformanceReport(
             run.total, run.matched, run.mismatches, run.skipped, run.held_before(records)
         )
@@ -426,19 +430,25 @@ def conformance_command(
     [--user NAME]`: print the report (a table, or JSON with `json_output`); return 0 when every
     exchange matched, 1 otherwise."""
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
     from myna.traces import read_many
+    from myna.traces.cli import with_progress
 
-    report = run_conformance(
-        model,
-        read_many(traces),
-        store_url=db,
-        any_host=any_host,
-        one_world=one_world,
-        seed_dir=seed_dir,
-        user=user,
-    )
+    columns = (TextColumn("[bold]replaying sessions"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("replaying", total=None)
+        report = run_conformance(
+            model,
+            with_progress(read_many(traces), traces),
+            store_url=db,
+            any_host=any_host,
+            one_world=one_world,
+            seed_dir=seed_dir,
+            user=user,
+            on_session=lambda done, total: progress.update(task, completed=done, total=total),
+        )
     if report.total == 0:
         hosts = ", ".join(sorted(_service_hosts(model))) or "none"
         raise MockError(

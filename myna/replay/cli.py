@@ -70,6 +70,7 @@ def build_command(
     from myna.replay.episode import ModelRef, save_episode
     from myna.replay.mock_world import MockWorlds, ToolboxTranslator, load_model
     from myna.traces import read
+    from myna.traces.cli import with_progress
 
     out.mkdir(parents=True, exist_ok=True)
     model_path = Path(model_spec)
@@ -89,7 +90,7 @@ def build_command(
         source_file=str(failures),
         distractors=distractors,
     )
-    report = build(read(failures), builder, variants=variants)
+    report = build(with_progress(read(failures), [failures]), builder, variants=variants)
     for episode in report.episodes:
         save_episode(episode, out)
     rows = [
@@ -126,6 +127,8 @@ def audit_command(
     as_json: AsJson = False,
 ) -> None:
     """Audit every episode in DIR and write the scores and verdict into each file."""
+    from rich.progress import track
+
     from myna.replay.audit import audit, record_audit
     from myna.replay.episode import save_episode
     from myna.replay.mock_world import Replayers
@@ -133,7 +136,10 @@ def audit_command(
     replayers = Replayers(directory)
     agents = [_load_agent(spec) for spec in agent or []]
     rows = []
-    for _, episode in _load_all(directory):
+    episodes = _load_all(directory)
+    for _, episode in track(
+        episodes, description="auditing", console=Console(stderr=True), transient=True
+    ):
         report = audit(
             replayers.runner(episode),
             replayers.model(episode.environment.model),

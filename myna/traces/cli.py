@@ -100,7 +100,7 @@ def import_traces(
     stream = read_many(files, format=format, options=options)
     console = Console()
     started = time.perf_counter()
-    written = write_jsonl(_with_progress(stream, files), output)
+    written = write_jsonl(with_progress(stream, files), output)
     elapsed = time.perf_counter() - started
     _print_import_summary(console, stream, written.sessions, output, elapsed)
 
@@ -121,7 +121,7 @@ def trace_stats(
     from myna.traces.stats import collect, finish
 
     stream = read_many(files, format=format, options=ReadOptions(include_static=include_static))
-    stats = finish(collect(stream if as_json else _with_progress(stream, files)), stream.report)
+    stats = finish(collect(stream if as_json else with_progress(stream, files)), stream.report)
     if as_json:
         typer.echo(json.dumps(stats.as_json(), indent=2))
     else:
@@ -154,7 +154,7 @@ def read_options(
     )
 
 
-def _with_progress(stream: SessionStream, files: list[Path]) -> Iterator[Session]:
+def with_progress(stream: SessionStream, files: list[Path]) -> Iterator[Session]:
     """Pass sessions through while a progress bar on stderr follows the bytes read."""
     from rich.console import Console
     from rich.progress import (
