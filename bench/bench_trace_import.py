@@ -1,4 +1,4 @@
-"""Trace import throughput and peak memory on a generated ~1 GB HAR.
+"""Trace import throughput and peak memory on a generated ~1 GB HAR and large cassettes.
 
 Generates the HAR with `bench/har_generator.py` (streamed to disk under bench/out/), then runs,
 each in its own child process so that peak RSS (from `os.wait4`) is that step's alone:
@@ -8,11 +8,15 @@ each in its own child process so that peak RSS (from `os.wait4`) is that step's 
 3. reading the JSONL back with `myna.traces.read` (schema-validated, redacted), the path the
    learning stage takes.
 
+Then the same traffic as a vcrpy YAML cassette and a nock recording (`bench/cassette_generator.py`,
+`--cassette-mb` each, 0 to skip), each with its own floor (libyaml's event parser alone; ijson
+building each item) beside `myna traces import`.
+
 Throughput is reported in MB/s of input and in exchanges/s, and the import as a ratio to the
-bare parse, since the machine's speed varies more than that ratio does. Both generated files are
+bare parse, since the machine's speed varies more than that ratio does. The generated files are
 deleted at the end unless `--keep` is given.
 
-    python bench/bench_trace_import.py [--size-mb 1024] [--keep]
+    python bench/bench_trace_import.py [--size-mb 1024] [--cassette-mb 256] [--keep]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cassette_generator import write_cassette
 from har_generator import write_har
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -39,6 +44,16 @@ import ijson, sys
 with open(sys.argv[1], "rb") as f:
     n = sum(1 for _ in ijson.items(f, "log.entries.item", use_float=True))
 print(n)
+"""
+BARE_YAML_EVENTS = """
+import sys, yaml
+with open(sys.argv[1], "rb") as f:
+    print(sum(1 for _ in yaml.parse(f, Loader=yaml.CSafeLoader)))
+"""
+BARE_NOCK_ITEMS = """
+import ijson, sys
+with open(sys.argv[1], "rb") as f:
+    print(sum(1 for _ in ijson.items(f, "item", use_float=True)))
 """
 IMPORT = "from myna.cli import main; main()"
 READ_BACK = """
@@ -74,15 +89,29 @@ def run_child(name: str, args: list[str]) -> Step:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=float, default=1024)
+    parser.add_argument("--size-mb", type=float, default=1024, help="the HAR's size, 0 to skip")
+    parser.add_argument("--cassette-mb", type=float, default=256, help="each cassette's size")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     args = parser.parse_args()
-
     OUT.mkdir(exist_ok=True)
+    results: dict[str, object] = {
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    }
+    if args.size_mb:
+        results["har"] = bench_har(args.size_mb, keep=args.keep)
+    for format, floor in (("vcr", BARE_YAML_EVENTS), ("nock", BARE_NOCK_ITEMS)):
+        if args.cassette_mb:
+            results[format] = bench_cassette(format, floor, args.cassette_mb, keep=args.keep)
+    print(json.dumps(results, indent=2))
+
+
+def bench_har(size: float, *, keep: bool) -> dict[str, object]:
+    """The HAR as written, the bare ijson floor, the import, and reading its JSONL back."""
     har, jsonl = OUT / "trace_import.har", OUT / "trace_import.jsonl"
     try:
         started = time.perf_counter()
-        entries = write_har(har, int(args.size_mb * 1024 * 1024))
+        entries = write_har(har, int(size * 1024 * 1024))
         generated = time.perf_counter() - started
         size_mb = har.stat().st_size / 1e6
         print(f"generated {size_mb:,.0f} MB, {entries:,} entries in {generated:.0f} s", flush=True)
@@ -96,13 +125,10 @@ def main() -> None:
         jsonl_mb = jsonl.stat().st_size / 1e6
         read_back = run_child("read JSONL back", [sys.executable, "-c", READ_BACK, str(jsonl)])
     finally:
-        if not args.keep:
+        if not keep:
             har.unlink(missing_ok=True)
             jsonl.unlink(missing_ok=True)
-
-    results = {
-        "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    return {
         "har_mb": round(size_mb, 1),
         "har_entries": entries,
         "exchanges_imported": exchanges,
@@ -114,7 +140,33 @@ def main() -> None:
         ],
         "import_vs_bare_parse": round(bare.seconds / imported.seconds, 2),
     }
-    print(json.dumps(results, indent=2))
+
+
+def bench_cassette(format: str, floor: str, size: float, *, keep: bool) -> dict[str, object]:
+    """The cassette as written, its floor parse, and `myna traces import` of it."""
+    suffix = "yaml" if format == "vcr" else "json"
+    cassette, jsonl = OUT / f"trace_import.{suffix}", OUT / f"trace_import_{format}.jsonl"
+    try:
+        interactions = write_cassette(cassette, int(size * 1024 * 1024), format)
+        size_mb = cassette.stat().st_size / 1e6
+        print(f"generated {format}: {size_mb:,.0f} MB, {interactions:,} interactions", flush=True)
+        bare = run_child(f"bare {format} parse", [sys.executable, "-c", floor, str(cassette)])
+        imported = run_child(
+            f"myna traces import ({format})",
+            [sys.executable, "-c", IMPORT, "traces", "import", str(cassette), "-o", str(jsonl)],
+        )
+        exchanges = sum(1 for _ in _exchange_lines(jsonl))
+    finally:
+        if not keep:
+            cassette.unlink(missing_ok=True)
+            jsonl.unlink(missing_ok=True)
+    return {
+        "input_mb": round(size_mb, 1),
+        "interactions": interactions,
+        "exchanges_imported": exchanges,
+        "steps": [_row(bare, size_mb, exchanges), _row(imported, size_mb, exchanges)],
+        "import_vs_bare_parse": round(bare.seconds / imported.seconds, 2),
+    }
 
 
 def _row(step: Step, input_mb: float, exchanges: int) -> dict[str, object]:

@@ -16,13 +16,13 @@ weighs; the readers accept only text where they read values.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.events import (
     AliasEvent,
-    CollectionStartEvent,
     DocumentStartEvent,
     Event,
     MappingEndEvent,
@@ -37,6 +37,8 @@ from yaml.nodes import ScalarNode
 from myna.traces.source import Source
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_RESOLVER: Any = yaml.resolver.Resolver()  # typeshed leaves its methods untyped
+_NO_KEY = object()
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
 
@@ -109,51 +111,55 @@ def _finish(loader: _Loader) -> None:
         loader.get_event()
 
 
-def _build(loader: _Loader, event: Event, anchors: dict[str, Any]) -> Any:
+def _build(loader: _Loader, event: Any, anchors: dict[str, Any]) -> Any:
     """The value that starts with `event`, built from the events that follow it.
 
     Iterative (a deeply nested file must not exhaust the stack); `anchors` maps each anchor seen
-    so far to its value.
+    so far to its value. Events are told apart by exact type: this loop runs once per event.
     """
-    stack: list[tuple[dict[Any, Any] | list[Any], list[Any]]] = []
+    next_event = loader.get_event
+    stack: list[list[Any]] = []  # [container, the key waiting for its value (or _NO_KEY)]
     while True:
-        if isinstance(event, CollectionStartEvent):
-            container: dict[Any, Any] | list[Any] = (
-                {} if isinstance(event, MappingStartEvent) else []
-            )
-            if event.anchor:
-                anchors[event.anchor] = container
-            stack.append((container, []))
-            event = loader.get_event()
-            continue
-        if isinstance(event, MappingEndEvent | SequenceEndEvent):
-            value: Any = stack.pop()[0]
-        elif isinstance(event, AliasEvent):
-            if event.anchor not in anchors:
-                raise _Invalid(f"alias *{event.anchor} names no anchor before it", event)
-            value = anchors[event.anchor]
-        elif isinstance(event, ScalarEvent):
-            value = _scalar(loader, event)
+        kind = type(event)
+        if kind is ScalarEvent:
+            value: Any = _scalar(loader, event)
             if event.anchor:
                 anchors[event.anchor] = value
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            container: Any = {} if kind is MappingStartEvent else []
+            if event.anchor:
+                anchors[event.anchor] = container
+            stack.append([container, _NO_KEY])
+            event = next_event()
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            value = stack.pop()[0]
+        elif kind is AliasEvent:
+            value = anchors.get(event.anchor, _NO_KEY)
+            if value is _NO_KEY:
+                raise _Invalid(f"alias *{event.anchor} names no anchor before it", event)
         else:
-            raise _Invalid(f"unexpected {type(event).__name__}", event)
+            raise _Invalid(f"unexpected {kind.__name__}", event)
         if not stack:
             return value
-        _attach(stack[-1], value, event)
-        event = loader.get_event()
+        frame = stack[-1]
+        if type(frame[0]) is list:
+            frame[0].append(value)
+        elif frame[1] is _NO_KEY:
+            if type(value) is dict or type(value) is list:
+                raise _Invalid("a mapping key must be a scalar", event)
+            frame[1] = value
+        else:
+            frame[0][frame[1]] = value
+            frame[1] = _NO_KEY
+        event = next_event()
 
 
-def _attach(frame: tuple[dict[Any, Any] | list[Any], list[Any]], value: Any, event: Event) -> None:
-    container, pending_key = frame
-    if isinstance(container, list):
-        container.append(value)
-    elif not pending_key:
-        if isinstance(value, dict | list):
-            raise _Invalid("a mapping key must be a scalar", event)
-        pending_key.append(value)
-    else:
-        container[pending_key.pop()] = value
+@lru_cache(maxsize=4096)
+def _plain_tag(value: str) -> str:
+    """The tag YAML's rules give a plain scalar (`200` an int, `GET` a string); cached, since
+    cassettes repeat the same keys and words in every interaction."""
+    return str(_RESOLVER.resolve(ScalarNode, value, (True, False)))
 
 
 def _scalar(loader: _Loader, event: ScalarEvent) -> Any:
@@ -161,7 +167,7 @@ def _scalar(loader: _Loader, event: ScalarEvent) -> Any:
     if tag is None or tag == "!":
         if not event.implicit[0]:
             return event.value  # quoted or block text: a string, whatever it looks like
-        tag = loader.resolve(ScalarNode, event.value, event.implicit)
+        tag = _plain_tag(event.value)
     if tag == _STR:
         return event.value
     if tag == _MERGE:
