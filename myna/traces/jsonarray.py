@@ -22,16 +22,29 @@ from myna.traces.source import Source
 WHOLE_FILE_BYTES = 16 * 1024 * 1024
 
 
-def array_items(source: Source, key: str | None) -> Iterator[tuple[int, Any]]:
+def array_items(source: Source, key: str | None) -> Iterator[tuple[int, Any, int]]:
     """The numbered items of the top-level array (`key=None`) or of the top-level object's
-    array member `key`; raises naming the file, and the item where one is broken."""
+    array member `key`, each with its rough size in bytes (its share of a file parsed whole; the
+    bytes read while it was streamed); raises naming the file, and the item where one is broken."""
     start = content_start(source)
     small = load_small(source, start, WHOLE_FILE_BYTES)
     if small:
-        return enumerate(_member(small[0], key, source))
+        items = _member(small[0], key, source)
+        share = (source.file.tell() - start) // max(len(items), 1)
+        return ((index, item, share) for index, item in enumerate(items))
     _check_outline(source, key)
     source.file.seek(start)
-    return streamed_items(source, f"{key}.item" if key else "item")
+    return _with_bytes_read(source, streamed_items(source, f"{key}.item" if key else "item"))
+
+
+def _with_bytes_read(
+    source: Source, items: Iterator[tuple[int, Any]]
+) -> Iterator[tuple[int, Any, int]]:
+    position = source.file.tell()
+    for index, item in items:
+        now = source.file.tell()  # moves a buffer at a time: right in sum, not item by item
+        yield index, item, now - position
+        position = now
 
 
 def load_small(source: Source, start: int, limit: int) -> list[Any]:

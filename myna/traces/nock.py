@@ -60,11 +60,15 @@ def looks_like_nock(peek: Peek) -> bool:
 
 def read_nock(source: Source) -> Iterator[Session]:
     """Yield the one session of a nock recording (see the module docstring for the mapping)."""
-    built = (_exchange(item, source, index) for index, item in array_items(source, None))
+    built = (
+        _exchange(item, source, index, size) for index, item, size in array_items(source, None)
+    )
     return source.one_session({"format": "nock"}, built)
 
 
-def _exchange(item: Any, source: Source, index: int) -> tuple[Exchange, int] | None:
+def _exchange(item: Any, source: Source, index: int, size: int) -> tuple[Exchange, int] | None:
+    """The exchange recorded in `item`, with `size`, the item's rough bytes in the file (its
+    bodies may be parsed JSON, whose text size is not known)."""
     where = f"[{index}]"
 
     def fail(message: str, field: str) -> TraceFormatError:
@@ -88,8 +92,8 @@ def _exchange(item: Any, source: Source, index: int) -> tuple[Exchange, int] | N
     if skip:
         source.report.skipped[skip] += 1
         return None
-    request_body, request_size = _request_body(item.get("body"), request_headers)
-    response_body, response_size = _response_body(item, response_headers, where, fail)
+    request_body = _request_body(item.get("body"), request_headers)
+    response_body = _response_body(item, response_headers, where, fail)
     exchange = Exchange(
         id=f"{source.key}#{index}",
         method=method.upper(),
@@ -101,7 +105,7 @@ def _exchange(item: Any, source: Source, index: int) -> tuple[Exchange, int] | N
         response_headers=response_headers,
         response_body=response_body,
     )
-    return exchange, request_size + response_size + 512
+    return exchange, size
 
 
 def _origin(scope: Any, field: str, fail: Fail) -> str:
@@ -133,27 +137,25 @@ def _status(value: Any, field: str, fail: Fail) -> int:
     return value
 
 
-def _request_body(value: Any, headers: Pairs) -> tuple[Body, int]:
+def _request_body(value: Any, headers: Pairs) -> Body:
     mime = header_value(headers, "content-type")
     if value is None or isinstance(value, str):
-        return parse_body(value, mime)
+        return parse_body(value, mime)[0]
     return json_body(value, mime)
 
 
-def _response_body(
-    item: dict[str, Any], headers: Pairs, where: str, fail: Fail
-) -> tuple[Body, int]:
+def _response_body(item: dict[str, Any], headers: Pairs, where: str, fail: Fail) -> Body:
     value = item.get("response")
     mime = header_value(headers, "content-type")
     encoding = header_value(headers, "content-encoding")
     if encoding and isinstance(value, list) and all(_is_hex(chunk) for chunk in value):
-        return decode_body(b"".join(bytes.fromhex(chunk) for chunk in value), mime, encoding)
+        return decode_body(b"".join(bytes.fromhex(chunk) for chunk in value), mime, encoding)[0]
     if item.get("responseIsBinary") is True:
         if not _is_hex(value):
             raise fail("expected hex-encoded bytes (responseIsBinary is true)", f"{where}.response")
-        return decode_body(bytes.fromhex(value), mime, encoding)
+        return decode_body(bytes.fromhex(value), mime, encoding)[0]
     if value is None or isinstance(value, str):
-        return parse_body(value, mime)
+        return parse_body(value, mime)[0]
     return json_body(value, mime)
 
 

@@ -85,7 +85,7 @@ def _interactions(source: Source) -> Iterator[tuple[str, int, Any]]:
         if b'"http_interactions"' in head
         else KEYS[0]
     )
-    return ((key, index, item) for index, item in array_items(source, key))
+    return ((key, index, item) for index, item, _ in array_items(source, key))
 
 
 def _exchange(item: Any, source: Source, index: int, where: str) -> tuple[Exchange, int] | None:
