@@ -12,11 +12,16 @@ Then the same traffic as a vcrpy YAML cassette and a nock recording (`bench/cass
 `--cassette-mb` each, 0 to skip), each with its own floor (libyaml's event parser alone; ijson
 building each item) beside `myna traces import`.
 
+Beside them, on a smaller vcrpy cassette (`--vcrpy-mb`, 0 to skip), the peer: vcrpy loading that
+cassette as it does before a test (`vcr.serialize.deserialize`: the whole YAML document, then its
+requests and responses), next to `myna traces import` of the same file. vcrpy must be importable
+by the child (`PYTHONPATH=/path/to/vcrpy`); the step is skipped otherwise.
+
 Throughput is reported in MB/s of input and in exchanges/s, and the import as a ratio to the
 bare parse, since the machine's speed varies more than that ratio does. The generated files are
 deleted at the end unless `--keep` is given.
 
-    python bench/bench_trace_import.py [--size-mb 1024] [--cassette-mb 256] [--keep]
+    python bench/bench_trace_import.py [--size-mb 1024] [--cassette-mb 256] [--vcrpy-mb 64]
 """
 
 from __future__ import annotations
@@ -55,6 +60,14 @@ import ijson, sys
 with open(sys.argv[1], "rb") as f:
     print(sum(1 for _ in ijson.items(f, "item", use_float=True)))
 """
+VCRPY_LOAD = """
+import sys
+from vcr.serialize import deserialize
+from vcr.serializers import yamlserializer
+with open(sys.argv[1], encoding="utf-8") as f:
+    requests, responses = deserialize(f.read(), yamlserializer)
+print(len(requests))
+"""
 IMPORT = "from myna.cli import main; main()"
 READ_BACK = """
 import sys
@@ -91,6 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=1024, help="the HAR's size, 0 to skip")
     parser.add_argument("--cassette-mb", type=float, default=256, help="each cassette's size")
+    parser.add_argument("--vcrpy-mb", type=float, default=64, help="the cassette vcrpy loads")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
@@ -103,7 +117,14 @@ def main() -> None:
     for format, floor in (("vcr", BARE_YAML_EVENTS), ("nock", BARE_NOCK_ITEMS)):
         if args.cassette_mb:
             results[format] = bench_cassette(format, floor, args.cassette_mb, keep=args.keep)
+    if args.vcrpy_mb and _importable("vcr"):
+        results["vcrpy_peer"] = bench_cassette("vcr", VCRPY_LOAD, args.vcrpy_mb, keep=args.keep)
     print(json.dumps(results, indent=2))
+
+
+def _importable(module: str) -> bool:
+    check = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True)
+    return check.returncode == 0
 
 
 def bench_har(size: float, *, keep: bool) -> dict[str, object]:
@@ -143,14 +164,15 @@ def bench_har(size: float, *, keep: bool) -> dict[str, object]:
 
 
 def bench_cassette(format: str, floor: str, size: float, *, keep: bool) -> dict[str, object]:
-    """The cassette as written, its floor parse, and `myna traces import` of it."""
+    """The cassette as written, `floor` (a bare parse, or the peer) and `myna traces import`."""
     suffix = "yaml" if format == "vcr" else "json"
     cassette, jsonl = OUT / f"trace_import.{suffix}", OUT / f"trace_import_{format}.jsonl"
     try:
         interactions = write_cassette(cassette, int(size * 1024 * 1024), format)
         size_mb = cassette.stat().st_size / 1e6
         print(f"generated {format}: {size_mb:,.0f} MB, {interactions:,} interactions", flush=True)
-        bare = run_child(f"bare {format} parse", [sys.executable, "-c", floor, str(cassette)])
+        label = "vcrpy load" if floor is VCRPY_LOAD else f"bare {format} parse"
+        bare = run_child(label, [sys.executable, "-c", floor, str(cassette)])
         imported = run_child(
             f"myna traces import ({format})",
             [sys.executable, "-c", IMPORT, "traces", "import", str(cassette), "-o", str(jsonl)],
