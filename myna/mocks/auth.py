@@ -8,7 +8,6 @@ API: `Authenticator` refuses to be built when the two overlap.
 from __future__ import annotations
 
 import base64
-import binascii
 import hmac
 import secrets
 import threading
@@ -120,7 +119,7 @@ class Authenticator:
     def _basic(self, value: str) -> str | None:
         try:
             decoded = base64.b64decode(value, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (binascii.Error), not ASCII, or not UTF-8 once decoded
             return None
         user, colon, password = decoded.partition(":")
         expected = self.credentials.users.get(user)

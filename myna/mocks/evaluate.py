@@ -45,7 +45,8 @@ MISSING: Any = _Missing()
 """The value of a field a record does not have (distinct from an explicit null)."""
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")
+# Longer digit strings compare as floats: Python refuses to convert over 4,300 digits to an int.
+_INTEGER = re.compile(r"[+-]?\d{1,4000}")
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EPOCH = datetime(1970, 1, 1)
 

@@ -497,9 +497,7 @@ class Mock:
         before = self._existing(contract, resource, params, tx)
         body: Any = None
         if request.body.strip() or contract.request_validator is not None:
-            body = parse_json_body(
-                request.body, status=contract.error_status, max_bytes=self.max_body_bytes
-            )
+            body = self.json_body(request, contract.error_status)
             if contract.request_validator is not None:
                 validate_request(contract.request_validator, body, status=contract.error_status)
         after = dict(before)
@@ -662,7 +660,7 @@ class Mock:
         self, contract: OperationContract, resource: ResourceContract, request: MockRequest
     ) -> dict[str, Any]:
         status = contract.error_status
-        value = parse_json_body(request.body, status=status, max_bytes=self.max_body_bytes)
+        value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
         body = coerce_scalars(require_object(value, status=status), resource.stringly)
         if self.extensions.ignore_unknown_fields:
@@ -680,6 +678,15 @@ class Mock:
                 value = value.get("value")
             sent[name] = value
         return sent
+
+    def json_body(self, request: MockRequest, status: int) -> Any:
+        """The request's body through the one hardened JSON parser (`parse_json_body`)."""
+        return parse_json_body(
+            request.body,
+            status=status,
+            max_bytes=self.max_body_bytes,
+            content_type=request.headers.get("content-type"),
+        )
 
     def _replaced(self, resource: ResourceContract, before: Record, sent: dict[str, Any]) -> Record:
         """PUT: the client's fields replace the record's; server-owned fields are kept."""

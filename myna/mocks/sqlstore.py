@@ -55,6 +55,7 @@ from myna.mocks.store import (
     StoreFullError,
     UndeclaredWriteError,
     WorldInfo,
+    absent_name,
 )
 from myna.schemas.model import ServiceModel
 
@@ -514,6 +515,8 @@ class SqlTransaction:
         return dict(cursor.fetchall())
 
     def insert(self, resource: str, record_id: str, record: Record) -> None:
+        if "\x00" in record_id:
+            raise ConflictError("a record id cannot hold a NUL character", resource=resource)
         base = self._base()
         if base is not None and base.raw(resource, record_id) is not None:
             # The base holds the id: only this world's tombstone frees it.
@@ -633,6 +636,8 @@ class SqlTransaction:
     def _visible(self, resource: str, record_id: str) -> tuple[str | None, bool]:
         """The record's JSON as this world sees it: its own row if it has one (None for a
         tombstone), else the base snapshot's; and whether the row is the world's own."""
+        if "\x00" in record_id:
+            return None, False  # no record has such an id (`absent_name`)
         cursor = self._cursor
         sql = self._store._sql
         if not self._loaded and self._locks:
@@ -745,6 +750,14 @@ class SqlTransaction:
         )
         if fresh and cursor.rowcount == 0:
             raise self._taken(resource, record_id)
+
+
+def _require_names(**names: str | None) -> None:
+    """Refuse world and snapshot names the database could not hold (`absent_name`)."""
+    for what, value in names.items():
+        missing = absent_name(value, what)
+        if missing is not None:
+            raise missing
 
 
 def _first_value(base: _Layer | None, name: str, start: int) -> int:
@@ -918,6 +931,7 @@ class SqlStore:
         """All reads and writes of one request in `world`, committed together when the block
         ends, rolled back when it raises. The first read or write raises `NotFoundError` if the
         world does not exist. See `Store.transaction` for `writes`."""
+        _require_names(world=world)
         return _TransactionScope(self, world, writes=writes)
 
     # -- worlds --------------------------------------------------------------------------------
@@ -930,6 +944,7 @@ class SqlStore:
         With `exist_ok`, an existing world of that id is returned unchanged (several processes
         may each ensure the default world at start-up).
         """
+        _require_names(world=world, snapshot=from_snapshot)
         with self._translated_cursor() as cursor:
             if from_snapshot is not None:
                 # Asked of the database, not the cache: another process may have deleted it.
@@ -950,6 +965,7 @@ class SqlStore:
         or last forked are frozen into a snapshot that becomes its head and the new world's
         base, so the two share everything and diverge from here, and a fork costs what was
         written since the last one, whatever came before."""
+        _require_names(world=source, new_world=new_world)
         with self._translated_cursor() as cursor:
             base_id = self._frozen(cursor, source)
             created = time.time()
@@ -960,6 +976,7 @@ class SqlStore:
 
     def reset_world(self, world: str) -> None:
         """Drop the world's own writes and counters: it is its base snapshot again."""
+        _require_names(world=world)
         with self._cursor() as cursor:
             if self._sql.reset_in_one is not None:
                 cursor.execute(self._sql.reset_in_one, (world,))
@@ -971,6 +988,7 @@ class SqlStore:
             cursor.execute(self._sql.head_to_base, (world,))
 
     def delete_world(self, world: str) -> None:
+        _require_names(world=world)
         with self._cursor() as cursor:
             self._world_row(cursor, world)
             self._clear(cursor, world)
@@ -978,6 +996,7 @@ class SqlStore:
 
     def world(self, world: str) -> WorldInfo:
         """One world's description; `NotFoundError` if it does not exist."""
+        _require_names(world=world)
         with self._cursor() as cursor:
             base, created = self._world_row(cursor, world)
         return WorldInfo(id=world, base_snapshot=base, created_at=created)
@@ -994,6 +1013,7 @@ class SqlStore:
         """Freeze the world's current state into an immutable snapshot and return its id (`name`
         when given). The world keeps its base, so a later reset still returns to the state it
         was created in; the snapshot becomes its head (see `fork_world`)."""
+        _require_names(world=world, snapshot=name)
         snapshot_id = name or uuid.uuid4().hex
         with self._translated_cursor() as cursor:
             head = self._locked_head(cursor, world)
@@ -1066,6 +1086,8 @@ class SqlStore:
         return name
 
     def snapshot_exists(self, snapshot: str) -> bool:
+        if absent_name(snapshot, "snapshot") is not None:
+            return False
         with self._cursor() as cursor:
             cursor.execute(self._sql.snapshot, (snapshot,))
             return cursor.fetchone() is not None
@@ -1078,6 +1100,7 @@ class SqlStore:
 
     def delete_snapshot(self, snapshot: str) -> None:
         """Drop a snapshot no world is based on or reads from and no snapshot layers on."""
+        _require_names(snapshot=snapshot)
         with self._cursor() as cursor:
             cursor.execute(self._sql.snapshot, (snapshot,))
             if cursor.fetchone() is None:
@@ -1100,6 +1123,7 @@ class SqlStore:
     def diff(self, world: str, against: str | None = None) -> list[RecordChange]:
         """Record-level changes from snapshot `against` (default: the world's base) to the
         world's current state, ordered by resource and id."""
+        _require_names(world=world, snapshot=against)
         with self._cursor() as cursor:
             cursor.execute(self._sql.world_heads, (world,))
             row = cursor.fetchone()

@@ -46,6 +46,15 @@ class UndeclaredWriteError(MockError):
     kind = "undeclared_write"
 
 
+def absent_name(value: str | None, what: str) -> NotFoundError | None:
+    """The error for a world, snapshot or record id that can name nothing stored: one holding
+    a NUL character, which PostgreSQL's text cannot store. Stores check before the database
+    sees the value; None for any other value."""
+    if value is None or "\x00" not in value:
+        return None
+    return NotFoundError(f"no such {what}: an id holds no NUL character", **{what: value})
+
+
 ChangeKind = Literal["created", "updated", "deleted"]
 
 

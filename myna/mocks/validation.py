@@ -62,8 +62,21 @@ class ResponseContractError(MockError):
     kind = "response_contract"
 
 
-def parse_json_body(body: bytes, *, status: int, max_bytes: int = MAX_BODY_BYTES) -> Any:
-    """The body as JSON; 413 when too large, `status` (400/422) when it is not acceptable JSON."""
+def parse_json_body(
+    body: bytes,
+    *,
+    status: int,
+    max_bytes: int = MAX_BODY_BYTES,
+    content_type: str | None = None,
+) -> Any:
+    """The body as JSON; 413 when too large, 415 when `content_type` (the request's header, if
+    it sent one) names another media type, `status` (400/422) when it is not acceptable JSON."""
+    if content_type and not is_json_media_type(content_type):
+        raise Rejection(
+            415,
+            f"Content-Type {content_type[:80]!r} is not supported: send application/json",
+            code="unsupported_media_type",
+        )
     if len(body) > max_bytes:
         raise Rejection(413, f"request body is {len(body)} bytes; the limit is {max_bytes}")
     if not body.strip():
@@ -83,6 +96,12 @@ def parse_json_body(body: bytes, *, status: int, max_bytes: int = MAX_BODY_BYTES
         if problem is not None:
             raise Rejection(status, problem)
     return value
+
+
+def is_json_media_type(content_type: str) -> bool:
+    """application/json and its kin (application/merge-patch+json, text/json; any parameters)."""
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "*/*" or media.endswith(("/json", "+json"))
 
 
 def _first_problem(value: Any) -> str | None:

@@ -53,8 +53,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl
 
-import orjson
-
 from myna.backends.crm.instance import (
     ADMIN_PROFILE,
     CASE_NUMBER_BASE,
@@ -76,6 +74,7 @@ from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.query import And, Condition, Filter, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
+from myna.mocks.validation import is_json_media_type, parse_json_body
 from myna.schemas.model import ServiceModel
 from myna.traces.model import Body
 
@@ -89,6 +88,7 @@ OPEN_CURSORS: Final = 10
 # The org only checks that a session is known; the runtime has authenticated the caller already.
 _RUNTIME_SESSION: Final = "authenticated-by-the-runtime"
 _JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
+_FORM: Final = "application/x-www-form-urlencoded"
 
 
 class StoredTable(MutableMapping[str, Row]):
@@ -374,19 +374,34 @@ def org_request(request: MockRequest, world: str) -> Request:
         request.method.upper(),
         path,
         list(request.query),
-        _body(request.body),
+        _body(request),
         _RUNTIME_SESSION,
         headers,
     )
 
 
-def _body(raw: bytes) -> Body:
+def _body(request: MockRequest) -> Body:
+    """The body as the org reads it: JSON through the runtime's one hardened parser, a form
+    (the OAuth token endpoint) as text. Bytes that are not acceptable JSON (malformed, nested
+    too deep, holding NUL) reach the org as text, which it answers with JSON_PARSER_ERROR; any
+    other media type is Salesforce's 415."""
+    raw = request.body
     if not raw.strip():
         return Body()
+    content_type = request.headers.get("content-type", "")
+    if _FORM in content_type.lower():
+        return Body("text", raw.decode("utf-8", "replace"), _FORM)
+    if content_type and not is_json_media_type(content_type):
+        media = content_type.partition(";")[0].strip()
+        raise Refused(
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+            f"Content-Type header specified in HTTP request is not supported: {media}",
+            None,
+        )
     try:
-        return Body("json", orjson.loads(raw), _JSON[1])
-    except orjson.JSONDecodeError:
-        # The org answers anything but a JSON object with JSON_PARSER_ERROR.
+        return Body("json", parse_json_body(raw, status=400), _JSON[1])
+    except Rejection:
         return Body("text", raw.decode("utf-8", "replace"), "text/plain")
 
 

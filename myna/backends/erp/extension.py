@@ -18,7 +18,6 @@ the error body is the documented `{"error": {"code", "message", "field"}}`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -74,11 +73,11 @@ def before_write(call: WriteCall) -> None:
         if call.kind == "create":
             # The body as sent: the runtime drops fields the model marks read-only before this
             # hook, but the service refuses them.
-            documents.required(collection, _sent(call.request.body) or call.sent)
+            documents.required(collection, _sent(call) or call.sent)
             call.after.update(documents.build(lookup, collection, call.sent))
         elif call.kind == "update":
             assert call.before is not None
-            documents.writable(collection, _sent(call.request.body) or call.sent)
+            documents.writable(collection, _sent(call) or call.sent)
             documents.editable(collection, call.before, "change")
             call.after.update(documents.build(lookup, collection, {**call.before, **call.sent}))
         else:
@@ -127,20 +126,18 @@ def _action(collection: str, action: str) -> Callable[[RouteCall], MockResponse]
 
 
 def _body(call: RouteCall) -> Row:
-    value = _sent(call.request.body)
+    value = _sent(call)
     if value is None:
         raise Rejection(400, "the body is a JSON object", code="invalid_json")
     return value
 
 
-def _sent(body: bytes) -> Row | None:
-    """The request's JSON object; `{}` for no body, None for anything else."""
-    if not body.strip():
+def _sent(call: RouteCall | WriteCall) -> Row | None:
+    """The request's JSON object; `{}` for no body, None for JSON that is not an object. Bytes
+    that are not acceptable JSON are refused by the runtime's one body parser."""
+    if not call.request.body.strip():
         return {}
-    try:
-        value: Any = json.loads(body)
-    except json.JSONDecodeError:
-        return None
+    value: Any = call.mock.json_body(call.request, 400)
     return value if isinstance(value, dict) else None
 
 

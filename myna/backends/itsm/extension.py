@@ -884,11 +884,9 @@ def _batch_body(request: MockRequest) -> dict[str, Any]:
     try:
         sent = orjson.loads(request.body)
     except orjson.JSONDecodeError:
-        raise Rejection(
-            400, "Exception while reading request", detail="The payload is not valid JSON."
-        ) from None
+        raise _unreadable("The payload is not valid JSON.") from None
     if not isinstance(sent, dict) or not isinstance(sent.get("rest_requests"), list):
-        raise Rejection(400, "Exception while reading request", detail="rest_requests is missing")
+        raise _unreadable("rest_requests is missing")
     return sent
 
 
@@ -902,27 +900,48 @@ def _inner_request(
     request: MockRequest, item: Any, outer: dict[str, str]
 ) -> tuple[str, MockRequest]:
     if not isinstance(item, dict) or not isinstance(item.get("url"), str):
-        raise Rejection(400, "Exception while reading request", detail="a rest_request has no url")
-    url = urlsplit(item["url"])
-    headers = dict(outer)
-    for header in item.get("headers") or []:
-        if isinstance(header, dict) and header.get("name", "").lower() != "authorization":
-            headers[str(header["name"]).lower()] = str(header.get("value", ""))
+        raise _unreadable("a rest_request has no url")
     try:
-        body = base64.b64decode(item["body"]) if item.get("body") else b""
+        url = urlsplit(item["url"])
+    except ValueError:
+        raise _unreadable("a rest_request url is not a URL") from None
+    try:
+        body = base64.b64decode(item["body"], validate=True) if item.get("body") else b""
     except (ValueError, TypeError):
-        raise Rejection(
-            400, "Exception while reading request", detail="a rest_request body is not base64"
-        ) from None
+        raise _unreadable("a rest_request body is not base64") from None
     inner = MockRequest(
         method=str(item.get("method", "GET")).upper(),
         path=url.path,
         query=parse_qsl(url.query, keep_blank_values=True),
-        headers=headers,
+        headers={**outer, **_inner_headers(item.get("headers"))},
         body=body,
         base_url=request.base_url,
     )
     return str(item.get("id", "")), inner
+
+
+def _inner_headers(sent: Any) -> dict[str, str]:
+    """A rest_request's headers, a list of {name, value} objects; its own authorization is
+    ignored (every item runs with the batch's credential)."""
+    if sent is None:
+        return {}
+    if not isinstance(sent, list) or not all(_is_header(header) for header in sent):
+        raise _unreadable("a rest_request's headers are not a list of {name, value} objects")
+    headers = {str(header["name"]).lower(): str(header["value"]) for header in sent}
+    headers.pop("authorization", None)
+    return headers
+
+
+def _is_header(header: Any) -> bool:
+    return (
+        isinstance(header, dict)
+        and isinstance(header.get("name"), str)
+        and isinstance(header.get("value"), str)
+    )
+
+
+def _unreadable(detail: str) -> Rejection:
+    return Rejection(400, "Exception while reading request", detail=detail)
 
 
 def _serviced(item_id: str, response: MockResponse) -> dict[str, Any]:

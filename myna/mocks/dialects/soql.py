@@ -343,6 +343,20 @@ _UNSUPPORTED_CLAUSES: Final = {
 }
 
 
+MAX_NESTING: Final = 100
+"""How deep NOT and parentheses may nest in a condition (the reader recurses once a level)."""
+MAX_INTEGER: Final = 2**63 - 1
+MAX_OFFSET: Final = 2000
+"""Salesforce's largest OFFSET (beyond it: NUMBER_OUTSIDE_VALID_RANGE)."""
+
+
+def _in_range(number: str) -> bool:
+    """Whether a number's whole part is at most `MAX_INTEGER` (checked on the digits first, as
+    Python refuses to convert over 4,300 of them)."""
+    whole = number.lstrip("+-").partition(".")[0].lstrip("0")
+    return len(whole) <= len(str(MAX_INTEGER)) and int(whole or "0") <= MAX_INTEGER
+
+
 class Parser:
     """A recursive-descent reader over SOQL tokens; `sosl` reuses its WHERE and ORDER BY parts."""
 
@@ -350,6 +364,7 @@ class Parser:
         self.text = text
         self.tokens = tokens
         self.index = 0
+        self.depth = 0  # NOT and parentheses around the condition being read
         moment = now or datetime.now(UTC)
         self.today = (moment.astimezone(UTC) if moment.tzinfo else moment).date()
 
@@ -402,6 +417,8 @@ class Parser:
             raise self.error(
                 f"{what} needs a non-negative integer, found {token.text or 'nothing'}"
             )
+        if not _in_range(token.text):
+            raise self.error(f"{what} is out of range: at most {MAX_INTEGER}")
         self.advance()
         return int(token.text)
 
@@ -498,7 +515,10 @@ class Parser:
             limit = self.integer("LIMIT")
         if self.token.is_keyword("OFFSET"):
             self.advance()
+            token = self.token
             offset = self.integer("OFFSET")
+            if offset > MAX_OFFSET:
+                raise self.error(f"the maximum OFFSET is {MAX_OFFSET}", token)
         return limit, offset
 
     # conditions
@@ -519,15 +539,18 @@ class Parser:
         return And(tuple(parts)) if connective == "AND" else Or(tuple(parts))
 
     def unary(self) -> Filter:
-        if self.token.is_keyword("NOT"):
-            self.advance()
-            return Not(self.unary())
-        if self.at_punct("("):
-            self.advance()
+        if not (self.token.is_keyword("NOT") or self.at_punct("(")):
+            return self.comparison()
+        if self.depth == MAX_NESTING:
+            raise self.error(f"conditions nest more than {MAX_NESTING} deep")
+        self.depth += 1
+        if self.advance().text == "(":
             inner = self.condition_expression()
             self.punct(")")
-            return inner
-        return self.comparison()
+        else:
+            inner = Not(self.unary())
+        self.depth -= 1
+        return inner
 
     def comparison(self) -> Filter:
         field_token = self.token
@@ -618,7 +641,7 @@ class Parser:
         if token.kind == "string":
             return _unescape(token.text)
         if token.kind == "number":
-            return float(token.text) if "." in token.text else int(token.text)
+            return self._number(token)
         if token.kind == "date":
             return self._checked(token, lambda: date.fromisoformat(token.text).isoformat())
         if token.kind == "datetime":
@@ -630,7 +653,17 @@ class Parser:
         if word in _FIXED_LITERALS:
             return _DateRange(*_FIXED_LITERALS[word](self.today))
         self.punct(":")
-        return _DateRange(*_N_LITERALS[word](self.today, self.integer(word)))
+        count = self.integer(word)
+        try:
+            return _DateRange(*_N_LITERALS[word](self.today, count))
+        except (OverflowError, ValueError):  # a range outside years 1-9999
+            raise self.error(f"{word}:{count} is out of range", token) from None
+
+    def _number(self, token: Token) -> int | float:
+        """A number literal whose whole part fits a 64-bit integer (as stores hold them)."""
+        if not _in_range(token.text):
+            raise self.error(f"number {token.text[:24]} is out of range", token)
+        return float(token.text) if "." in token.text else int(token.text)
 
     def _checked(self, token: Token, convert: Callable[[], str]) -> str:
         try:
