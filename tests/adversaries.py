@@ -184,18 +184,32 @@ def shotgun_create(attack: Attack, seed: int) -> Agent | None:
     return Scripted("shotgun_create", (*attack.steps, *extra)) if extra else None
 
 
+def _changeable(attack: Attack, resource: str, record: Mapping[str, Any]) -> bool:
+    """Whether the service lets the record change: no state machine holds it in a state it
+    never leaves (a closed incident refuses every update, so writing it proves nothing)."""
+    for machine in attack.model.resources[resource].state_machines:
+        state = str(scalar(record.get(machine.field)))
+        if state in machine.states and not any(t.source == state for t in machine.transitions):
+            return False
+    return True
+
+
 def over_apply(attack: Attack, seed: int) -> Agent | None:
-    """The reference, and each update applied to one more record it would change."""
+    """The reference, and each update applied to one more record it would change (one the
+    service lets change)."""
     rng = random.Random(f"{attack.episode.id}:{seed}")
     extra: list[Step] = []
-    for resource, record_id, step in attack.context.write_targets():
+    targets = attack.context.write_targets()
+    touched = {record_id for _, record_id, _ in targets}
+    for resource, record_id, step in targets:
         if step.method.upper() not in ("PATCH", "PUT") or not isinstance(step.body, dict):
             continue
         records = _records(attack, resource)
         others = [
             o
             for o in records
-            if o != record_id
+            if o not in touched
+            and _changeable(attack, resource, records[o])
             and any(str(scalar(records[o].get(k))) != str(scalar(v)) for k, v in step.body.items())
         ]
         if others:

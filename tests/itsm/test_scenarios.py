@@ -94,16 +94,21 @@ def test_each_kind_passes_the_replay_audit(
     assert any(name.startswith("probe:") for name in gates)
 
 
+RECURRED = "The caller says the printer jams have recurred since this morning, as before the fix."
+
+
 @pytest.mark.parametrize(
-    ("note_on", "passes"),
+    ("note_on", "note", "passes"),
     [
-        pytest.param("target", True, id="note-on-the-incident"),
-        pytest.param(None, False, id="no-note"),
-        pytest.param("other", False, id="note-on-another-incident"),
+        pytest.param("target", RECURRED, True, id="note-on-the-incident"),
+        pytest.param(None, RECURRED, False, id="no-note"),
+        pytest.param("other", RECURRED, False, id="note-on-another-incident"),
+        pytest.param("target", "Done.", False, id="low-effort-note"),
+        pytest.param("target", "Printer jams; replaced toner.", False, id="not-the-recurrence"),
     ],
 )
 def test_reopen_judges_the_work_note_by_the_journal(
-    note_on: str | None, passes: bool, generation: Generation, model: ServiceModel
+    note_on: str | None, note: str, passes: bool, generation: Generation, model: ServiceModel
 ) -> None:
     # ServiceNow reads incident.work_notes back empty; the note lives in sys_journal_field.
     episode = next(s for s in generation.scenarios if s.kind == "reopen").episode
@@ -117,7 +122,7 @@ def test_reopen_judges_the_work_note_by_the_journal(
         incidents = episode.environment.initial_world["incident"]
         noted = next(r for r in incidents if (r["number"] == number) == (note_on == "target"))
         path = f"/api/now/table/incident/{noted['sys_id']}"
-        steps.append(HttpStep(method="PATCH", path=path, body={"work_notes": "It recurred."}))
+        steps.append(HttpStep(method="PATCH", path=path, body={"work_notes": note}))
     result = run_steps(runner_for(episode, model), steps)
     assert result.passed is passes, result.verification.as_dict()
 

@@ -11,15 +11,15 @@ updates, deletions and admin calls fail the audit's probes.
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
 from myna.itsm.importers.model import Incident, IncidentHistory
 from myna.itsm.importers.values import HoldReason, IncidentState
+from myna.itsm.scenarios.balance import balanced
 from myna.itsm.scenarios.world import Record, SeededData
 from myna.replay.episode import (
     AllowedChange,
@@ -30,8 +30,7 @@ from myna.replay.episode import (
     Environment,
     Episode,
     FieldEquals,
-    FieldIn,
-    FieldMatches,
+    Harmless,
     HttpStep,
     ModelRef,
     NoCollateral,
@@ -41,9 +40,10 @@ from myna.replay.episode import (
     RecordExists,
     Solution,
     Step,
+    TextCheck,
     Verifier,
 )
-from myna.replay.mock_world import side_effect_resources
+from myna.replay.mock_world import note_fields, side_effect_resources, side_effects
 from myna.schemas.model import ServiceModel
 
 ScenarioKind = Literal[
@@ -87,7 +87,6 @@ TIERS: Final[dict[ScenarioKind, int]] = {
 
 TABLE: Final = "/api/now/table"
 JOURNAL: Final = "sys_journal_field"
-NON_EMPTY: Final = r"(?s).*\S.*"
 LEVELS: Final = {"1": "1 - High", "2": "2 - Medium", "3": "3 - Low"}
 DISTRACTORS: Final = 3
 OPEN_RESET: Final = {
@@ -106,12 +105,23 @@ OPEN_RESET: Final = {
 
 
 @dataclass(frozen=True, slots=True)
+class Decision:
+    """What an agent must work out rather than read from the instruction, and the form of
+    question it answers: the values a blind guess would have to hit (see `balance`)."""
+
+    form: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
-    """One generated scenario: its kind and tier, and the episode that runs it."""
+    """One generated scenario: its kind and tier, the episode that runs it, and the decision
+    it turns on when that could be guessed."""
 
     kind: ScenarioKind
     tier: int
     episode: Episode
+    decision: Decision | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,13 +235,18 @@ def _ignored(model: ServiceModel, table: str) -> list[str]:
     return sorted(name for name, spec in resource.fields.items() if spec.server_generated)
 
 
-def _guards(source: Source, allowed: list[AllowedChange]) -> list[Check]:
+def _guards(source: Source, allowed: list[AllowedChange], about: Sequence[str] = ()) -> list[Check]:
+    """The collateral guard and the policy. A note on an incident the task is `about` is
+    harmless; a journal entry anywhere else is charged to the incident it names."""
     ignore = sorted({*_ignored(source.model, "incident"), "incident_state"})
+    notes = note_fields(source.model)
     return [
         NoCollateral(
             name="no_collateral",
             allowed=allowed,
+            harmless=[Harmless(resource="incident", record_id=i, fields=notes) for i in about],
             ignore_fields=ignore,
+            side_effects=side_effects(source.model),
             ignore_resources=side_effect_resources(source.model),
         ),
         Policy(
@@ -254,6 +269,7 @@ def _episode(
     world: _World,
     checks: list[Check],
     steps: list[Step],
+    decision: Decision | None = None,
 ) -> Scenario:
     episode = Episode(
         id=f"itsm-{kind}-{key}",
@@ -268,7 +284,7 @@ def _episode(
             failure_detail=f"ITSMBench {kind} scenario from the imported history",
         ),
     )
-    return Scenario(kind, TIERS[kind], episode)
+    return Scenario(kind, TIERS[kind], episode, decision)
 
 
 def _distractors(
@@ -280,27 +296,49 @@ def _distractors(
         world.add(incident, **OPEN_RESET)
 
 
-def _work_note(name: str, sys_id: str) -> RecordExists:
-    """A work note was added to the incident. ServiceNow keeps notes in `sys_journal_field`
-    (`incident.work_notes` always reads empty), one entry per note, never an empty one; an
-    episode world holds no journal, so any entry for the incident is the agent's."""
-    return RecordExists(
+def _work_note(name: str, sys_id: str, mentions: list[list[str]], instruction: str) -> TextCheck:
+    """A work note of substance on the incident. ServiceNow keeps notes in `sys_journal_field`
+    (`incident.work_notes` always reads empty), one entry per note; an episode world holds no
+    journal, so every entry for the incident is the agent's, and one of them must do."""
+    return TextCheck(
         name=name,
         resource=JOURNAL,
         where={"element_id": sys_id, "element": "work_notes"},
+        field="value",
+        quantifier="any",
+        mentions=mentions,
+        not_copy_of=instruction,
     )
 
 
-def _notes_only_on(sys_ids: list[str]) -> FieldIn:
-    """Every journal entry (work note or comment) is on one of `sys_ids`. The collateral guard
-    ignores the journal, which the service writes as a side effect, so a note broadcast to every
-    incident would otherwise go unseen; as a note is required, some entry must exist too."""
-    return FieldIn(
-        name="notes_only_on_targets",
-        resource=JOURNAL,
-        where={"name": "incident"},
-        field="element_id",
-        values=list(sys_ids),
+def _close_notes(number: str, mentions: list[list[str]], said: str) -> TextCheck:
+    """Close notes that name what they must and say something of their own."""
+    return TextCheck(
+        name="close_notes",
+        resource="incident",
+        where={"number": number},
+        field="close_notes",
+        mentions=mentions,
+        not_copy_of=said,
+    )
+
+
+RECURRENCE: Final = ["recur", "recurrence", "return", "back", "reappear", "reopen"]
+"""A note on a reopened incident names the recurrence, in one of these words."""
+BREACH: Final = [["sla"], ["breach", "overdue", "missed"]]
+
+
+def _subject(source: Source, incident: Incident) -> str:
+    """What the incident is about, as a note would name it."""
+    item = source.data.record("cmdb_ci", incident.cmdb_ci or "")
+    return symptom_key(incident) or (str(item["name"]) if item else "the reported fault")
+
+
+def _resolution_note(code: str, subject: str) -> str:
+    """The close notes a competent agent writes when the history kept none."""
+    return (
+        f"Investigated {subject}; closed as {code.lower()} after confirming with the caller "
+        "that service is restored."
     )
 
 
@@ -378,8 +416,8 @@ def triage(source: Source) -> Iterator[Scenario]:
             )
             for name, value in fields.items()
         ]
-        allowed = [*fields, "subcategory", "assigned_to", "state", "work_notes", "comments"]
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        allowed = [*fields, "subcategory", "assigned_to", "state"]
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         yield _episode(
             source,
             "triage",
@@ -388,6 +426,7 @@ def triage(source: Source) -> Iterator[Scenario]:
             world,
             checks,
             [_patch(incident.sys_id, fields)],
+            Decision("triage", f"{fields['category']}|{group}"),
         )
 
 
@@ -427,8 +466,8 @@ def reassign(source: Source) -> Iterator[Scenario]:
                 value=final,
             )
         ]
-        allowed = ["assignment_group", "assigned_to", "work_notes", "comments"]
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        allowed = ["assignment_group", "assigned_to"]
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         yield _episode(
             source,
             "reassign",
@@ -451,7 +490,7 @@ def resolve(source: Source) -> Iterator[Scenario]:
         if world.add(incident, **OPEN_RESET) is None:
             continue
         _distractors(source, world, source.rng("resolve", incident.number), {incident.sys_id}, pool)
-        notes = resolution.notes or f"Resolved: {resolution.code.lower()}."
+        notes = resolution.notes or _resolution_note(resolution.code, _subject(source, incident))
         instruction = (
             f'Resolve incident {incident.number} with the close code "{resolution.code}" and '
             "close notes saying what was done."
@@ -468,16 +507,10 @@ def resolve(source: Source) -> Iterator[Scenario]:
                 field="close_code",
                 value=resolution.code,
             ),
-            FieldMatches(
-                name="close_notes",
-                resource="incident",
-                where=where,
-                field="close_notes",
-                pattern=NON_EMPTY,
-            ),
+            _close_notes(incident.number, [], instruction),
         ]
-        allowed = ["state", "close_code", "close_notes", "work_notes", "comments"]
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        allowed = ["state", "close_code", "close_notes"]
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         body = {"state": "6", "close_code": resolution.code, "close_notes": notes}
         yield _episode(
             source,
@@ -526,9 +559,12 @@ def reopen(source: Source) -> Iterator[Scenario]:
             FieldEquals(
                 name="reopened", resource="incident", where=where, field="state", value="2"
             ),
-            _work_note("work_note", incident.sys_id),
         ]
-        body = {"state": "2", "work_notes": "Caller reports the issue has recurred; reopened."}
+        body = {
+            "state": "2",
+            "work_notes": "The caller reports the issue has recurred since the resolution; "
+            "reopened for a fresh investigation.",
+        }
         if handler == then:
             routing = f"it stays with {source.group_name(then)}."
         else:
@@ -549,6 +585,7 @@ def reopen(source: Source) -> Iterator[Scenario]:
             "incident (set it back to In Progress), add a work note about the recurrence; "
             + routing
         )
+        checks.append(_work_note("work_note", incident.sys_id, [RECURRENCE], instruction))
         allowed = [
             "state",
             "work_notes",
@@ -558,8 +595,7 @@ def reopen(source: Source) -> Iterator[Scenario]:
             "close_code",
             "close_notes",
         ]
-        checks.append(_notes_only_on([incident.sys_id]))
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         yield _episode(
             source,
             "reopen",
@@ -599,8 +635,8 @@ def hold(source: Source) -> Iterator[Scenario]:
                 value=str(int(reason)),
             ),
         ]
-        allowed = ["state", "hold_reason", "work_notes", "comments"]
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        allowed = ["state", "hold_reason"]
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         body = {"state": "3", "hold_reason": str(int(reason))}
         yield _episode(
             source,
@@ -652,12 +688,17 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                         value="1",
                     )
                 )
-                checks.append(_work_note(f"work_note_{incident.number}", incident.sys_id))
-                body = {"urgency": "1", "work_notes": "SLA breached: escalated."}
+                checks.append(
+                    _work_note(f"work_note_{incident.number}", incident.sys_id, BREACH, instruction)
+                )
+                body = {
+                    "urgency": "1",
+                    "work_notes": "SLA breached: urgency raised to High so the group takes "
+                    "this incident first.",
+                }
                 steps.append(_patch(incident.sys_id, body))
                 allowed.append(_only(incident.sys_id, ["urgency", "work_notes", "impact"]))
-            checks.append(_notes_only_on([i.sys_id for i in breached]))
-            checks += _guards(source, allowed)
+            checks += _guards(source, allowed, [i.sys_id for i in breached])
             key = f"{chunk[0].number}-{part}"
             yield _episode(source, "sla_escalation", key, instruction, world, checks, steps)
 
@@ -708,12 +749,14 @@ def duplicate(source: Source) -> Iterator[Scenario]:
                 value=original.sys_id,
             ),
         ]
-        allowed = ["state", "close_code", "close_notes", "parent_incident", "work_notes"]
-        checks += _guards(source, [_only(incident.sys_id, allowed)])
+        checks.append(_close_notes(incident.number, [[original.number]], instruction))
+        allowed = ["state", "close_code", "close_notes", "parent_incident"]
+        checks += _guards(source, [_only(incident.sys_id, allowed)], [incident.sys_id])
         body = {
             "state": "6",
             "close_code": "Duplicate",
-            "close_notes": f"Duplicate of {original.number}.",
+            "close_notes": f"Duplicate of {original.number}, the same issue reported earlier; "
+            "follow-up continues on the original.",
             "parent_incident": original.sys_id,
         }
         yield _episode(
@@ -727,9 +770,14 @@ def duplicate(source: Source) -> Iterator[Scenario]:
         )
 
 
-def _mentions(numbers: Iterable[str]) -> str:
-    """A pattern that holds when the text names every number, in any order."""
-    return "(?s)" + "".join(f"(?=.*{re.escape(n)})" for n in numbers) + ".*"
+def _one_created(table: str, where: dict[str, str]) -> AllowedChange:
+    """One record of `table` may be created, and only the one `where` selects."""
+    return AllowedChange(resource=table, kinds=["created"], where=where, max_count=1)
+
+
+def _default(source: Source, table: str, name: str) -> object:
+    spec = source.model.resources[table].fields.get(name)
+    return spec.default if spec is not None and spec.has_default else None
 
 
 @_kind("problem")
@@ -761,19 +809,20 @@ def problem(source: Source) -> Iterator[Scenario]:
             where = {"cmdb_ci": ci}
             checks: list[Check] = [
                 RecordExists(name="problem_for_ci", resource="problem", where=where),
-                FieldMatches(
+                TextCheck(
                     name="lists_incidents",
                     resource="problem",
                     where=where,
                     field="description",
-                    pattern=_mentions(numbers),
+                    mentions=[[number] for number in numbers],
+                    not_copy_of=instruction,
                 ),
             ]
-            checks += _guards(source, [AllowedChange(resource="problem", kinds=["created"])])
+            checks += _guards(source, [_one_created("problem", where)])
             body = {
                 "short_description": f"Recurring incidents on {item['name']}",
-                "description": f"Incidents {', '.join(numbers)} share configuration item "
-                f"{item['name']}.",
+                "description": f"Incidents {', '.join(numbers)} all hit configuration item "
+                f"{item['name']}; investigating a common root cause.",
                 "cmdb_ci": ci,
             }
             steps: list[Step] = [HttpStep(method="POST", path=f"{TABLE}/problem", body=body)]
@@ -796,28 +845,38 @@ def change(source: Source) -> Iterator[Scenario]:
         for other in source.rng("change", incident.number).sample(others, min(2, len(others))):
             world.include("cmdb_ci", other)
         instruction = (
-            f"Incident {incident.number} needs a change to be fixed. Raise a normal change "
-            f"request for the configuration item {item['name']}, with the incident number in "
-            "its short description."
+            f"Incident {incident.number} needs a change to be fixed. Raise a change request for "
+            f"the configuration item {item['name']}, with the incident number in its short "
+            "description: an emergency change if the incident's priority is 1 - Critical or "
+            "2 - High, a normal change otherwise."
         )
         where = {"cmdb_ci": incident.cmdb_ci}
+        kind = "emergency" if incident.priority in (1, 2) else "normal"
         checks: list[Check] = [
             RecordExists(name="change_for_ci", resource="change_request", where=where),
             FieldEquals(
-                name="normal", resource="change_request", where=where, field="type", value="normal"
+                name="change_type",
+                resource="change_request",
+                where=where,
+                field="type",
+                value=kind,
+                # The mock creates normal changes unasked: then the check only forbids.
+                role="guard" if _default(source, "change_request", "type") == kind else None,
             ),
-            FieldMatches(
+            TextCheck(
                 name="names_incident",
                 resource="change_request",
                 where=where,
                 field="short_description",
-                pattern=_mentions([incident.number]),
+                mentions=[[incident.number]],
+                min_words=2,
+                not_copy_of=instruction,
             ),
         ]
-        checks += _guards(source, [AllowedChange(resource="change_request", kinds=["created"])])
+        checks += _guards(source, [_one_created("change_request", where)])
         body = {
             "short_description": f"Fix for {incident.number} on {item['name']}",
-            "type": "normal",
+            "type": kind,
             "cmdb_ci": incident.cmdb_ci,
         }
         steps: list[Step] = [HttpStep(method="POST", path=f"{TABLE}/change_request", body=body)]
@@ -831,52 +890,104 @@ def question(source: Source) -> Iterator[Scenario]:
         rng = source.rng("question", incident.number)
         world = _World(source)
         world.add(incident)
-        for other in rng.sample(incidents, min(5, len(incidents))):
+        for other in rng.sample(incidents, min(QUESTION_WORLD, len(incidents))):
             world.add(other)
         asked = _ask(source, incident, world, rng)
         if asked is None:
             continue
-        text, answer = asked
+        form, text, answer = asked
         checks: list[Check] = [
             AnswerCheck(name="answer", mode="normalised", expected=answer),
-            *_guards(source, []),
+            *_guards(source, [], [incident.sys_id]),
         ]
         yield _episode(
-            source, "question", incident.number, text, world, checks, [AnswerStep(text=answer)]
+            source,
+            "question",
+            incident.number,
+            text,
+            world,
+            checks,
+            [AnswerStep(text=answer)],
+            Decision(form, answer),
         )
+
+
+QUESTION_WORLD: Final = 12
+"""Incidents beside the one a question names: enough that counting or ranking means reading."""
+QuestionForm = Callable[[Source, Incident, "_World"], tuple[str, str] | None]
+
+
+def _owner(source: Source, incident: Incident, world: _World) -> tuple[str, str] | None:
+    group = source.group_name(incident.assignment_group)
+    if not group:
+        return None
+    text = (
+        f"Which group is incident {incident.number} assigned to? Answer with the group's name only."
+    )
+    return text, group
+
+
+def _caller(source: Source, incident: Incident, world: _World) -> tuple[str, str] | None:
+    user = source.history.users.get(incident.caller or "")
+    if user is None or not user.name:
+        return None
+    return (
+        f"Who reported incident {incident.number}? Answer with the caller's name only.",
+        user.name,
+    )
+
+
+def _first_opened(source: Source, incident: Incident, world: _World) -> tuple[str, str] | None:
+    """The group's incident opened first in the world: others opened earlier belong to other
+    groups, so the group clause matters."""
+    owner = str(world.incidents[incident.sys_id].get("assignment_group") or "")
+    mine = sorted(
+        (str(r.get("opened_at")), str(r["number"]))
+        for r in world.incidents.values()
+        if str(r.get("assignment_group") or "") == owner
+    )
+    if not owner or len(mine) < 2 or mine[0][0] == mine[1][0] or not mine[0][0]:
+        return None
+    text = (
+        f"Of the incidents assigned to {source.group_name(owner)}, which was opened first? "
+        "Answer with its number only."
+    )
+    return text, mine[0][1]
+
+
+def _count(source: Source, incident: Incident, world: _World) -> tuple[str, str] | None:
+    owner = incident.assignment_group
+    if owner is None:
+        return None
+    state = str(int(incident.state))
+    found = sum(
+        1
+        for r in world.incidents.values()
+        if r.get("assignment_group") == owner and str(r.get("state")) == state
+    )
+    text = (
+        f"How many incidents assigned to {source.group_name(owner)} are in the state "
+        f"{incident.state.label}? Answer with the number only."
+    )
+    return text, str(found)
+
+
+QUESTION_FORMS: Final[dict[str, QuestionForm]] = {
+    "owner": _owner,
+    "caller": _caller,
+    "first_opened": _first_opened,
+    "count": _count,
+}
 
 
 def _ask(
     source: Source, incident: Incident, world: _World, rng: random.Random
-) -> tuple[str, str] | None:
-    """A question about the world with one exact answer, or None when the data has none."""
-    form = rng.choice(("state", "owner", "count"))
-    if form == "state":
-        return (
-            f"What state is incident {incident.number} in? Answer with the state's name only.",
-            incident.state.label,
-        )
-    if form == "owner":
-        group = source.group_name(incident.assignment_group)
-        if not group:
-            return None
-        return (
-            f"Which group is incident {incident.number} assigned to? Answer with the group's "
-            "name only.",
-            group,
-        )
-    owner = incident.assignment_group
-    if owner is None:
-        return None
-    states: Counter[str] = Counter(
-        str(r.get("state")) for r in world.incidents.values() if r.get("assignment_group") == owner
-    )
-    state = str(int(incident.state))
-    return (
-        f"How many incidents assigned to {source.group_name(owner)} are in the state "
-        f"{incident.state.label}? Answer with the number only.",
-        str(states[state]),
-    )
+) -> tuple[str, str, str] | None:
+    """A question about the world with one exact answer (its form, text and answer), or None
+    when the data has none."""
+    form = rng.choice(sorted(QUESTION_FORMS))
+    asked = QUESTION_FORMS[form](source, incident, world)
+    return None if asked is None else (form, *asked)
 
 
 def generate_kind(kind: ScenarioKind, source: Source) -> Iterator[Scenario]:
@@ -884,4 +995,12 @@ def generate_kind(kind: ScenarioKind, source: Source) -> Iterator[Scenario]:
 
 
 def all_kinds(source: Source) -> dict[ScenarioKind, list[Scenario]]:
-    return {kind: list(generate_kind(kind, source)) for kind in KINDS}
+    """Every kind's scenarios, with no decision common enough to guess (`balance`)."""
+    return {
+        kind: balanced(
+            list(generate_kind(kind, source)),
+            key=lambda s: None if s.decision is None else s.decision.value,
+            form=lambda s: None if s.decision is None else s.decision.form,
+        )
+        for kind in KINDS
+    }
