@@ -131,11 +131,7 @@ class AdminApi:
         return _ok(_world_json(info), status=201)
 
     def get_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
-        world = params["world"]
-        for info in self.mock.store.worlds():
-            if info.id == world:
-                return _ok(_world_json(info))
-        raise AdminError(404, "not_found", f"world {world!r} does not exist")
+        return _ok(_world_json(self.mock.store.world(params["world"])))
 
     def delete_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
         self.mock.store.delete_world(params["world"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -187,6 +188,29 @@ def reference_id(value: Any) -> str | None:
     if value is None or value == "" or isinstance(value, bool):
         return None
     return str(value)
+
+
+def equality_keys(value: Any) -> tuple[str, ...]:
+    """Index keys of a value under `=`: two values that `=` calls equal share at least one key
+    (one may also share a key with a value it does not equal: an index narrows, the evaluator
+    decides). Every non-empty value has its case-folded text, which is what `=` compares across
+    kinds; a number or timestamp also has its canonical form, which `=` compares within its kind
+    (`"1.0"` and `1`). An empty value has none: `=` never matches it."""
+    rank, typed = _typed(value)
+    if rank == _EMPTY_RANK:
+        return ()
+    text = "s:" + _text(value).casefold()
+    if rank == _NUMBER_RANK:
+        return text, "n:" + _canonical_number(typed)
+    if rank == _TIME_RANK:
+        return text, "t:" + repr(typed)
+    return (text,)
+
+
+def _canonical_number(number: int | float) -> str:
+    if isinstance(number, float) and math.isfinite(number) and number.is_integer():
+        return str(int(number))
+    return repr(number) if isinstance(number, float) else str(number)
 
 
 def sort_key(value: Any) -> tuple[int, Any, str]:

@@ -188,6 +188,10 @@ class Extension:
     # Fields a client adds notes through (a journal kept beside the record): a verifier treats
     # a note on a record the task is about as harmless, unless the task forbids notes.
     note_fields: frozenset[str] = frozenset()
+    # (resource, field) pairs the hooks look records up by, with `tx.list` filtering on
+    # `field = value` (an incident's SLAs by task): the store indexes each, so such a lookup
+    # costs the same however many records the world holds.
+    lookups: frozenset[tuple[str, str]] = frozenset()
 
 
 EXTENSIONS: PluginRegistry[Extension] = PluginRegistry(

@@ -43,7 +43,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 from myna.errors import MockError
-from myna.mocks.evaluate import Context, evaluate, reference_id
+from myna.mocks.evaluate import Context, equality_keys, evaluate, reference_id
 from myna.mocks.query import Query
 from myna.mocks.store import (
     ChangeKind,
@@ -57,6 +57,7 @@ from myna.mocks.store import (
     WorldInfo,
     absent_name,
 )
+from myna.mocks.store_keys import indexed_fields, narrowing, record_keys
 from myna.schemas.model import ServiceModel
 
 __all__ = ["SqlStore", "SqlTransaction"]
@@ -79,12 +80,18 @@ class _Layer:
     parsed: dict[str, dict[str, Record]] = field(default_factory=dict)
     # (resource, unique field) -> value -> ids, over this layer's own rows
     unique_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
+    # (resource, indexed field) -> equality key -> ids, over this layer's own rows
+    key_index: dict[tuple[str, str], dict[str, set[str]]] = field(default_factory=dict)
     visible: dict[str, list[tuple[str, Record]]] = field(default_factory=dict)
     visible_records: dict[str, list[Record]] = field(default_factory=dict)
+    # resource -> id -> place among this layer's own rows
+    places: dict[str, dict[str, int]] = field(default_factory=dict)
     size: int = 0  # rows of its own
+    depth: int = 0  # layers beneath it
 
     def __post_init__(self) -> None:
         self.size = sum(len(rows) for rows in self.rows.values())
+        self.depth = 0 if self.parent is None else self.parent.depth + 1
 
     @property
     def root(self) -> _Layer:
@@ -148,35 +155,64 @@ class _Layer:
             if parsed is not None:
                 yield record_id, parsed
 
-    def ids_with(self, resource: str, field_name: str, key: str) -> AbstractSet[str]:
-        """Ids of visible records whose unique field `field_name` has value `key`: the parent's
-        that this layer does not rewrite or delete, and this layer's own. Only a layer's own
-        rows are indexed, so a snapshot of a few writes on a large root costs a few records."""
-        index = self.unique_index.get((resource, field_name))
+    def ids_with(
+        self, resource: str, field_name: str, key: str, *, unique: bool = True
+    ) -> AbstractSet[str]:
+        """Ids of visible records whose unique field `field_name` has value `key` (`unique`),
+        or whose indexed field holds equality key `key`: the parent's that this layer does not
+        rewrite or delete, and this layer's own. Only a layer's own rows are indexed, so a
+        snapshot of a few writes on a large root costs a few records."""
+        indexes = self.unique_index if unique else self.key_index
+        index = indexes.get((resource, field_name))
         if index is None:
-            index = self.unique_index[(resource, field_name)] = self._own_index(
-                resource, field_name
+            index = indexes[(resource, field_name)] = self._own_index(
+                resource, field_name, unique=unique
             )
         own = index.get(key, _NO_IDS)
         if self.parent is None:
             return own
         inherited = {
             record_id
-            for record_id in self.parent.ids_with(resource, field_name, key)
+            for record_id in self.parent.ids_with(resource, field_name, key, unique=unique)
             if not self.has_row(resource, record_id)
         }
         return inherited | own if inherited else own
 
-    def _own_index(self, resource: str, field_name: str) -> dict[str, set[str]]:
+    def _own_index(self, resource: str, field_name: str, *, unique: bool) -> dict[str, set[str]]:
+        keys_of = _unique_key_of if unique else equality_keys
         index: dict[str, set[str]] = {}
         for record_id, text in self.rows.get(resource, {}).items():
-            if text is None:
+            record = None if text is None else self._parsed(resource, record_id)
+            if record is None:
                 continue
-            record = self._parsed(resource, record_id)
-            value = _unique_key(record.get(field_name)) if record is not None else None
-            if value is not None:
-                index.setdefault(value, set()).add(record_id)
+            for key in keys_of(record.get(field_name)):
+                index.setdefault(key, set()).add(record_id)
         return index
+
+    def record(self, resource: str, record_id: str) -> Record | None:
+        """The visible record (a shared object: do not mutate)."""
+        layer: _Layer | None = self
+        while layer is not None:
+            if layer.has_row(resource, record_id):
+                return layer._parsed(resource, record_id)
+            layer = layer.parent
+        return None
+
+    def place(self, resource: str, record_id: str) -> tuple[int, int]:
+        """Where `items` lists the record: the layer nearest the root with a row of it, and the
+        row's place in that layer."""
+        found = (0, 0)
+        layer: _Layer | None = self
+        while layer is not None:
+            places = layer.places.get(resource)
+            if places is None:
+                places = layer.places[resource] = {
+                    record_id: n for n, record_id in enumerate(layer.rows.get(resource, ()))
+                }
+            if record_id in places:
+                found = (layer.depth, places[record_id])
+            layer = layer.parent
+        return found
 
 
 _NO_IDS: AbstractSet[str] = frozenset()
@@ -190,6 +226,11 @@ def _unique_keys(fields: tuple[str, ...], record: Record) -> list[tuple[str, str
         if key is not None:
             keys.append((name, key))
     return keys
+
+
+def _unique_key_of(value: Any) -> tuple[str, ...]:
+    key = _unique_key(value)
+    return () if key is None else (key,)
 
 
 def _unique_key(value: Any) -> str | None:
@@ -278,6 +319,7 @@ class _Statements:
                 f"WITH w AS (SELECT id FROM {p}worlds WHERE id = ?), "
                 f"o AS (DELETE FROM {p}overlay WHERE world IN (SELECT id FROM w)), "
                 f"u AS (DELETE FROM {p}uniques WHERE world IN (SELECT id FROM w)), "
+                f"k AS (DELETE FROM {p}keys WHERE world IN (SELECT id FROM w)), "
                 f"s AS (DELETE FROM {p}world_sequences WHERE world IN (SELECT id FROM w)), "
                 f"h AS (UPDATE {p}worlds SET head = base_snapshot WHERE id IN (SELECT id FROM w)) "
                 "SELECT count(*) FROM w"
@@ -313,6 +355,29 @@ class _Statements:
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
         )
         self.unique_clear = sql(f"DELETE FROM {p}uniques WHERE world = ?")
+        self.keys_add = f"INSERT INTO {p}keys (world, resource, field, value, record_id) VALUES "
+        self.keys_drop = sql(
+            f"DELETE FROM {p}keys "
+            "WHERE world = ? AND resource = ? AND field = ? AND value = ? AND record_id = ?"
+        )
+        self.keys_clear = sql(f"DELETE FROM {p}keys WHERE world = ?")
+        # The world's rows holding a key: a value has one or two (`equality_keys`).
+        self.keyed_rows = sql(
+            f"SELECT DISTINCT o.record_id, o.ord, o.data FROM {p}keys k JOIN {p}overlay o "
+            "ON o.world = k.world AND o.resource = k.resource AND o.record_id = k.record_id "
+            "WHERE k.world = ? AND k.resource = ? AND k.field = ? AND k.value IN (?, ?)"
+        )
+        self.overlay_rows_of = sql(
+            f"SELECT record_id, ord, data FROM {p}overlay "
+            "WHERE world = ? AND resource = ? AND record_id IN "
+        )
+        self.claim_index = sql(
+            f"INSERT INTO {p}indexes (resource, field) VALUES (?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING resource"
+        )
+        self.overlay_of_resource = sql(
+            f"SELECT world, record_id, data FROM {p}overlay WHERE resource = ? AND data IS NOT NULL"
+        )
         self.sequence_next = sql(
             f"INSERT INTO {p}world_sequences (world, name, value) VALUES (?, ?, ?) "
             f"ON CONFLICT (world, name) DO UPDATE SET value = {p}world_sequences.value + 1 "
@@ -426,6 +491,24 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
     # one value in one world collide in the database even when both passed the check in Python.
     # A record's rows are dropped by their keys (the values its stored text holds), so there is
     # no index by record: it cost every claim a second B-tree insert.
+    # The overlay's keys of indexed fields (`store_keys`): a world's records by field value.
+    sa.Table(
+        f"{prefix}keys",
+        metadata,
+        sa.Column("world", key, primary_key=True),
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("field", key, primary_key=True),
+        sa.Column("value", sa.Text, primary_key=True),
+        sa.Column("record_id", key, primary_key=True),
+    )
+    # The indexed fields whose keys every overlay row has: one written by a process that did
+    # not index the field yet gets its keys when a process first indexes it.
+    sa.Table(
+        f"{prefix}indexes",
+        metadata,
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("field", key, primary_key=True),
+    )
     sa.Table(
         f"{prefix}uniques",
         metadata,
@@ -485,8 +568,9 @@ class SqlTransaction:
         return self._visible(resource, record_id)[0] is not None
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
+        narrowed = narrowing(query.where, self._store._indexed.get(resource, ()))
         records, total = evaluate(
-            self._records(resource),
+            self._records(resource) if narrowed is None else self._keyed(resource, *narrowed),
             query,
             Context(model=self._store.model, resource=resource, resolve=self._walk),
         )
@@ -509,6 +593,63 @@ class SqlTransaction:
         base_items = base.items(resource) if base is not None else []
         return [record for _, record in _merged(base_items, overlay)]
 
+    def _keyed(self, resource: str, field_name: str, keys: tuple[str, ...]) -> Sequence[Record]:
+        """The visible records holding one of `keys` in indexed field `field_name` (and maybe a
+        few more), in `_records` order: the base's in its order, then the world's own."""
+        base = self._base()
+        based: set[str] = set()
+        if base is not None:
+            for key in keys:
+                based |= base.ids_with(resource, field_name, key, unique=False)
+        cursor = self._cursor
+        cursor.execute(
+            self._store._sql.keyed_rows, (self._world, resource, field_name, keys[0], keys[-1])
+        )
+        own = {str(row[0]): (row[1], row[2]) for row in cursor.fetchall()}
+        own.update(self._overlay_of(resource, sorted(based - own.keys())))
+        placed: list[tuple[tuple[int, ...], str, Record]] = []
+        for record_id in based | own.keys():
+            record, place = self._placed(base, resource, record_id, own.get(record_id))
+            if record is not None:
+                placed.append((place, record_id, record))
+        placed.sort(key=lambda item: (item[0], item[1]))
+        return [record for _, _, record in placed]
+
+    def _placed(
+        self,
+        base: _Layer | None,
+        resource: str,
+        record_id: str,
+        row: tuple[int, str | None] | None,
+    ) -> tuple[Record | None, tuple[int, ...]]:
+        """A record as the world sees it (None: deleted) and its place in `_records` order: a
+        record of the base keeps the base's place, one new to the world follows in write order.
+        `row` is the world's own row, (order, text or None), if it has one."""
+        if base is not None and base.raw(resource, record_id) is not None:
+            place: tuple[int, ...] = (0, *base.place(resource, record_id))
+            if row is None:
+                return base.record(resource, record_id), place
+        elif row is None:
+            return None, ()
+        else:
+            place = (1, row[0])
+        return (None if row[1] is None else _loads(row[1])), place
+
+    def _overlay_of(
+        self, resource: str, record_ids: Sequence[str]
+    ) -> Iterator[tuple[str, tuple[int, str | None]]]:
+        """The world's own rows of some records, as (id, (order, text or None))."""
+        cursor = self._cursor
+        mark = self._store._sql.mark
+        for start in range(0, len(record_ids), _BATCH):
+            chunk = record_ids[start : start + _BATCH]
+            marks = "(" + ", ".join([mark] * len(chunk)) + ")"
+            cursor.execute(
+                self._store._sql.overlay_rows_of + marks, (self._world, resource, *chunk)
+            )
+            for record_id, order, data in cursor.fetchall():
+                yield str(record_id), (order, data)
+
     def _overlay_rows(self, resource: str) -> dict[str, str | None]:
         cursor = self._cursor
         cursor.execute(self._store._sql.overlay_list, (self._world, resource))
@@ -526,12 +667,14 @@ class SqlTransaction:
         else:
             self._put(resource, record_id, record, fresh=True)
         self._claim_unique(resource, record_id, record, None)
+        self._rekey(resource, record_id, None, record)
 
     def update(self, resource: str, record_id: str, record: Record) -> None:
         text, overlaid = self._require(resource, record_id)
         self._mark_written()
         self._claim_unique(resource, record_id, record, text if overlaid else None)
         self._put(resource, record_id, record)
+        self._rekey(resource, record_id, text if overlaid else None, record)
 
     def delete(self, resource: str, record_id: str) -> None:
         text, overlaid = self._require(resource, record_id)
@@ -541,6 +684,7 @@ class SqlTransaction:
             # Only the world's own writes hold rows in `uniques`.
             self._drop_unique(resource, record_id, _unique_keys(fields, _loads(text)))
         self._put(resource, record_id, None)
+        self._rekey(resource, record_id, text if overlaid else None, None)
 
     def next_sequence(self, name: str, start: int) -> int:
         store = self._store
@@ -708,6 +852,22 @@ class SqlTransaction:
                 self._store._sql.unique_drop, (self._world, resource, name, key, record_id)
             )
 
+    def _rekey(
+        self, resource: str, record_id: str, previous: str | None, record: Record | None
+    ) -> None:
+        """Keep the world's keys of the record's indexed fields: `previous` is the text of its
+        row the world held (None: the base's row, whose keys its layers index, or none)."""
+        fields = self._store._indexed.get(resource)
+        if not fields:
+            return
+        held = record_keys(None if previous is None else _loads(previous), fields)
+        keys = record_keys(record, fields)
+        sql = self._store._sql
+        for name, key in held - keys:
+            self._cursor.execute(sql.keys_drop, (self._world, resource, name, key, record_id))
+        added = [(self._world, resource, name, key, record_id) for name, key in keys - held]
+        sql.insert_all(self._cursor, sql.keys_add, added)
+
     def _base_clash(self, resource: str, name: str, key: str, record_id: str) -> str | None:
         """A record of the base holding `key` that this world has not rewritten or deleted."""
         base = self._base()
@@ -866,6 +1026,25 @@ class SqlStore:
             self._engine.dialect.loaded_dbapi.IntegrityError,
         )
         self._uniques = {name: tuple(resource.unique) for name, resource in model.resources.items()}
+        self._indexed = indexed_fields(model)
+        self._index_overlays()
+
+    def _index_overlays(self) -> None:
+        """Give every overlay row its keys of an indexed field no process indexed before (a
+        database written by an older Myna, or by a model whose extensions looked up less)."""
+        with self._translated_cursor() as cursor:
+            for resource, fields in self._indexed.items():
+                for field_name in fields:
+                    cursor.execute(self._sql.claim_index, (resource, field_name))
+                    if cursor.fetchone() is None:
+                        continue
+                    cursor.execute(self._sql.overlay_of_resource, (resource,))
+                    rows = [
+                        (world, resource, name, key, record_id)
+                        for world, record_id, data in cursor.fetchall()
+                        for name, key in record_keys(_loads(data), (field_name,))
+                    ]
+                    self._sql.insert_all(cursor, self._sql.keys_add, rows)
 
     # -- connections ---------------------------------------------------------------------------
 
@@ -1186,6 +1365,7 @@ class SqlStore:
     def _clear(self, cursor: Any, world: str) -> None:
         cursor.execute(self._sql.overlay_clear, (world,))
         cursor.execute(self._sql.unique_clear, (world,))
+        cursor.execute(self._sql.keys_clear, (world,))
         cursor.execute(self._sql.sequences_clear, (world,))
 
     def _claim_snapshot(self, cursor: Any, snapshot_id: str, parent: str | None) -> None:

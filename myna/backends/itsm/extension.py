@@ -1057,4 +1057,14 @@ SERVICENOW = Extension(
         ("task_sla", SideEffectOwner("task")),
     ),
     note_fields=frozenset(JOURNAL_FIELDS),
+    # What the hooks look up: an incident's SLAs, a record's journal, a group's members, a user
+    # by name (for display names): indexed, so a create costs the same in a world of any size.
+    lookups=frozenset(
+        {
+            ("task_sla", "task"),
+            ("sys_journal_field", "element_id"),
+            ("sys_user_grmember", "group"),
+            ("sys_user", "user_name"),
+        }
+    ),
 )
