@@ -5,14 +5,18 @@
 
 Two mocks of the hand-written ServiceNow-like model in one process, each on in-memory SQLite
 with the same seeded base (`--records` incidents): one holding a single world beside the
-default, the other `--worlds`. Rounds alternate between them (a loaded machine slows both
-alike); each round times `--calls` calls of every operation through the admin API in process:
-- GET /_myna/admin/worlds/{id} of a random world;
+default, the other `--worlds`, each world having served one read before timing starts. Rounds
+alternate between them (a loaded machine slows both alike); each round times `--calls` calls of
+every operation in process:
+- GET /_myna/admin/worlds/{id};
 - fork: POST /_myna/admin/worlds {"fork_of": ...} of a world that wrote one record since its
   last fork (the write and deleting the fork afterwards are not timed, so the count holds);
 - reset: POST /_myna/admin/worlds/{id}/reset of a world holding one write;
 - GET of a record in a world by path (`/worlds/{id}/api/now/table/incident/{sys_id}`).
-Prints the median per operation at each size and the ratio; the ratio is what to read.
+At 10,000 worlds the calls go to one world, then to a random world each call: the first shows
+the bookkeeping (what grows with the count of worlds), the second adds the cost of touching
+memory no recent call touched (another world's rows and objects, out of the CPU's caches).
+Prints the median per operation and the ratios to one world; the ratios are what to read.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ class Bookkeeping:
         self.worlds = [f"w{number}" for number in range(worlds)]
         self.record = store_first_incident(store)
         self.forks = 0
+        self.scatter = False  # each call in a random world, else always in the first one
+        for world in self.worlds:  # live worlds: each has served a request
+            self.read_in(world)()
 
     def world(self) -> str:
-        return random.choice(self.worlds)
+        return random.choice(self.worlds) if self.scatter else self.worlds[0]
 
     def write(self, world: str) -> None:
         response = self.api.post(f"/worlds/{world}{TABLE}", json={"short_description": "x"})
@@ -86,7 +93,10 @@ class Bookkeeping:
         return lambda: self.admin.post(f"{ADMIN}/{world}/reset")
 
     def read(self) -> Callable[[], Any]:
-        path = f"/worlds/{self.world()}{TABLE}/{self.record}"
+        return self.read_in(self.world())
+
+    def read_in(self, world: str) -> Callable[[], Any]:
+        path = f"/worlds/{world}{TABLE}/{self.record}"
         return lambda: self.api.get(path)
 
 
@@ -120,21 +130,30 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
     random.seed(1)
-    sizes = (1, args.worlds)
-    books = {size: Bookkeeping(size, args.records) for size in sizes}
+    one, many = Bookkeeping(1, args.records), Bookkeeping(args.worlds, args.records)
+    columns = ((one, False), (many, False), (many, True))
     samples: dict[tuple[int, str], list[float]] = {}
     for _ in range(args.rounds):
-        for size in sizes:
+        for column, (books, scatter) in enumerate(columns):
+            books.scatter = scatter
             for operation in OPERATIONS:
-                samples.setdefault((size, operation), []).extend(
-                    timed(books[size], operation, args.calls)
+                samples.setdefault((column, operation), []).extend(
+                    timed(books, operation, args.calls)
                 )
     print(f"{args.records} seeded incidents, {args.rounds} alternating rounds of {args.calls}\n")
-    print(f"| operation | 1 world (us) | {args.worlds} worlds (us) | ratio |")
-    print("|---|---:|---:|---:|")
+    print(
+        f"| operation | 1 world (us) | {args.worlds} worlds, the same one (us) | ratio "
+        "| a random one each call (us) | ratio |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     for operation in OPERATIONS:
-        one, many = (statistics.median(samples[(size, operation)]) * 1e6 for size in sizes)
-        print(f"| {operation} | {one:.0f} | {many:.0f} | {many / one:.2f}x |")
+        first, same, scattered = (
+            statistics.median(samples[(column, operation)]) * 1e6 for column in range(3)
+        )
+        print(
+            f"| {operation} | {first:.0f} | {same:.0f} | {same / first:.2f}x "
+            f"| {scattered:.0f} | {scattered / first:.2f}x |"
+        )
 
 
 if __name__ == "__main__":
