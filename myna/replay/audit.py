@@ -10,7 +10,12 @@ An episode is accepted only if every gate holds:
 - `noop_fails`: an agent that does nothing does not pass;
 - `probe:<name>`: every adversarial probe that applies fails (mass updates, deleting records,
   guessing the answer, calling admin or undocumented endpoints, replaying the logged failure);
-- `deterministic`: rerunning the reference and the no-op gives identical breakdowns.
+- `deterministic`: rerunning the reference and the no-op gives identical breakdowns;
+- `goals_unmet_initially`, `names_exist`, `states_agree`, `mutants_fail`, `clock_independent`:
+  defects a passing reference cannot show (`myna.replay.defects`): a goal the initial world
+  already meets, a record number the world lacks, an instruction naming another state than the
+  one checked, a checked value that may be wrong and still pass, a verdict that moves with a
+  shifted clock (when the worlds' factory can shift it).
 Correctness is the share of gates that hold; rejected episodes keep their reasons.
 
 Difficulty is `1 - pass rate` over k tries: of the agents the user plugs in when there are any,
@@ -33,6 +38,14 @@ from typing import Any, Literal, Protocol
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field
 
+from myna.replay.defects import (
+    already_met,
+    clock_findings,
+    missing_names,
+    mutant_findings,
+    mutants,
+    state_disagreements,
+)
 from myna.replay.episode import (
     GUARD_KINDS,
     AnswerStep,
@@ -46,9 +59,12 @@ from myna.replay.episode import (
 from myna.replay.registry import Registry
 from myna.replay.run import EpisodeRunner, Reply, Result, run_steps
 from myna.replay.verify import index_world, scalar
+from myna.replay.world import Clocked
 from myna.schemas.model import ServiceModel
 
 _PARAM = re.compile(r"\{[^/{}]+\}")
+CLOCK_SHIFT = 400 * 86400 + 7 * 3600
+"""How far the clock moves for the clock gate: another year, month, weekday and hour."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,6 +445,7 @@ def audit(
     again = (run_steps(runner, episode.reference.steps), run_steps(runner, []))
     same = again[0].as_dict() == reference.as_dict() and again[1].as_dict() == noop.as_dict()
     gates.append(Gate(name="deterministic", ok=same, detail="" if same else "reruns differ"))
+    gates += _defect_gates(runner, model, reference, noop, seed)
 
     solvers = _pass_stats(runner, context, agents, k, seed)
     rated = (
@@ -450,6 +467,28 @@ def audit(
         gates=gates,
         solvers=solvers,
     )
+
+
+def _defect_gates(
+    runner: EpisodeRunner, model: ServiceModel, reference: Result, noop: Result, seed: int
+) -> list[Gate]:
+    episode = runner.episode
+    survivors = [
+        (mutant, attempt_with(runner, Scripted("mutant", mutant.steps), seed))
+        for mutant in mutants(episode, model, runner.routes)
+    ]
+    gates = [
+        _gate("goals_unmet_initially", already_met(episode, noop)),
+        _gate("names_exist", missing_names(episode)),
+        _gate("states_agree", state_disagreements(episode, model)),
+        _gate("mutants_fail", mutant_findings(survivors)),
+    ]
+    if isinstance(runner.factory, Clocked):
+        with runner.factory.shifted(CLOCK_SHIFT):
+            shifted = (run_steps(runner, episode.reference.steps), run_steps(runner, []))
+        pairs = [("reference", reference, shifted[0]), ("no-op", noop, shifted[1])]
+        gates.append(_gate("clock_independent", clock_findings(pairs)))
+    return gates
 
 
 def _pass_stats(

@@ -82,7 +82,7 @@ from myna.replay.substance import (
     reference_note,
     text_check,
 )
-from myna.replay.verify import first_number, matches, normalise, scalar
+from myna.replay.verify import first_number, matches, normalise, same, scalar
 from myna.replay.world import WorldFactory
 from myna.schemas.model import FieldSpec, IdFormat, Operation, Resource, ServiceModel
 from myna.traces.model import Session
@@ -692,13 +692,14 @@ def _goal_parts(
     label = f"{goal.resource} #{position + 1}"
     if goal.action == "create":
         return _create_parts(label, goal, resource, plan, model)
-    where = display_selector(resource, world[goal.resource][goal.record_id or ""])
+    before = world[goal.resource][goal.record_id or ""]
+    where = display_selector(resource, before)
     if goal.action == "delete":
         method, path = _operation_path(model, resource, "delete", goal.record_id)
         absent = RecordAbsent(name=f"{label} deleted", resource=goal.resource, where=where)
         allowed = AllowedChange(resource=goal.resource, record_id=goal.record_id, kinds=["deleted"])
         return [absent], HttpStep(method=method, path=path), allowed
-    return _update_parts(label, goal, resource, where, plan, model)
+    return _update_parts(label, goal, resource, where, before, plan, model)
 
 
 def _create_parts(
@@ -728,6 +729,7 @@ def _update_parts(
     goal: Goal,
     resource: Resource,
     where: dict[str, Any],
+    before: dict[str, Any],
     plan: Plan,
     model: ServiceModel,
 ) -> tuple[list[Check], Step, AllowedChange]:
@@ -747,6 +749,8 @@ def _update_parts(
                     where=where,
                     field=name,
                     value=value,
+                    # Asked for what already holds: nothing to earn, only to keep.
+                    role="guard" if same(before.get(name), value) else None,
                 )
             )
             body[name] = value

@@ -369,7 +369,7 @@ def _missing_step() -> list[Session]:
 def _invented_value() -> Session:
     log = _Log(
         "close-outlook",
-        "Close INC0010005 as solved with a workaround: the user now starts Outlook in safe mode.",
+        "Resolve INC0010005 with a workaround: the user now starts Outlook in safe mode.",
     )
     log.find("incident", "number=INC0010005", [DESK["INC0010005"]])
     log.patch(
@@ -379,7 +379,7 @@ def _invented_value() -> Session:
         400,
         error="Data policy exception: mandatory fields: close_code",
     )
-    log.say("Closed INC0010005.")
+    log.say("Resolved INC0010005.")
     expected = {
         "changes": [
             {
@@ -403,6 +403,7 @@ def _wrong_answer() -> Session:
 
 def _policy_breach() -> Session:
     log = _Log("cancel-duplicate", "INC0010006 repeats INC0010002; cancel INC0010006.")
+    log.find("incident", "number=INC0010002", [DESK["INC0010002"]])
     log.find("incident", "number=INC0010006", [DESK["INC0010006"]])
     log.call("DELETE", f"{TABLE}/incident/{INCIDENTS['INC0010006']}", 204)
     log.say("Deleted the duplicate INC0010006.")

@@ -8,8 +8,9 @@ in-process mock (`myna.mocks`) to them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from myna.mocks.store import Record, RecordChange
 from myna.replay.episode import Environment
@@ -57,6 +58,16 @@ class WorldFactory(Protocol):
     """Opens fresh worlds holding an environment's initial records."""
 
     def open(self, environment: Environment) -> World: ...
+
+
+@runtime_checkable
+class Clocked(Protocol):
+    """A world factory whose service clock can be moved, so an audit can tell a verifier that
+    depends on the time of day from one that does not."""
+
+    def shifted(self, seconds: float) -> AbstractContextManager[None]:
+        """While entered, the service's clock runs `seconds` ahead (or behind)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from myna.replay.episode import (
     Environment,
     Episode,
     FieldEquals,
-    FieldMatches,
     HttpStep,
     ModelRef,
     NoCollateral,
@@ -22,6 +21,7 @@ from myna.replay.episode import (
     Problem,
     Provenance,
     Solution,
+    TextCheck,
     Verifier,
 )
 from myna.replay.mock_world import MockWorlds, ToolboxTranslator
@@ -87,12 +87,12 @@ def resolve_episode() -> Episode:
                     field="close_code",
                     value="Solved (Permanently)",
                 ),
-                FieldMatches(
+                TextCheck(
                     name="close notes",
                     resource="incident",
                     where=target,
                     field="close_notes",
-                    pattern=r".*\S.*",
+                    mentions=[["restart", "reboot"]],
                 ),
                 NoCollateral(
                     name="nothing else",
@@ -115,7 +115,7 @@ def resolve_episode() -> Episode:
                     body={
                         "state": "6",
                         "close_code": "Solved (Permanently)",
-                        "close_notes": "Restarted the VPN concentrator.",
+                        "close_notes": "Restarted the VPN concentrator; tunnels hold again.",
                     },
                 )
             ]

@@ -6,7 +6,11 @@ import time
 from typing import Any
 
 TARGET = "b" * 32
-RESOLVE = {"state": "6", "close_code": "Solved (Permanently)", "close_notes": "Restarted it."}
+RESOLVE = {
+    "state": "6",
+    "close_code": "Solved (Permanently)",
+    "close_notes": "Restarted the VPN concentrator; tunnels hold again.",
+}
 
 
 class HttpResolver:

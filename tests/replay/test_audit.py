@@ -204,7 +204,11 @@ class ResolvingAgent:
         world.call(
             "PATCH",
             f"/api/now/table/incident/{record['sys_id']}",
-            body={"state": "6", "close_code": "Solved (Permanently)", "close_notes": f"try {seed}"},
+            body={
+                "state": "6",
+                "close_code": "Solved (Permanently)",
+                "close_notes": f"Restarted the VPN concentrator (try {seed}).",
+            },
         )
         return None
 

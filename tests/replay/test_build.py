@@ -68,7 +68,7 @@ def test_the_samples_cover_every_failure_class_once(built: BuildReport) -> None:
         ("missing_step", "escalate-switch", "successful_session", None),
         ("invented_value", "close-outlook", "corrected_outcome", 2),
         ("wrong_answer", "who-has-vpn", "feedback", None),
-        ("policy_breach", "cancel-duplicate", "feedback", 2),
+        ("policy_breach", "cancel-duplicate", "feedback", 3),
     ],
     ids=lambda value: str(value),
 )

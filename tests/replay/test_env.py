@@ -24,7 +24,11 @@ RESOLVE = {
     "http": {
         "method": "PATCH",
         "path": f"/api/now/table/incident/{A2}",
-        "body": {"state": "6", "close_code": "Solved (Permanently)", "close_notes": "Restarted"},
+        "body": {
+            "state": "6",
+            "close_code": "Solved (Permanently)",
+            "close_notes": "Restarted the VPN concentrator; tunnels hold again.",
+        },
     }
 }
 

@@ -48,7 +48,7 @@ def test_a_rubric_is_graded_through_the_endpoint_and_reported_apart(
     assert (graded.score, graded.passed) == (0.25, False)
     assert "never says" in graded.detail
     prompt = seen[0]["messages"][1]["content"]
-    assert "Restarted the VPN concentrator." in prompt
+    assert "Restarted the VPN concentrator; tunnels hold again." in prompt
     assert RUBRIC.criteria in prompt
     assert result.as_dict()["graded"][0]["score"] == 0.25
 

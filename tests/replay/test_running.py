@@ -28,7 +28,7 @@ RESOLVE = {
     "sys_id": TARGET,
     "state": "6",
     "close_code": "Solution provided",
-    "close_notes": "Restarted the VPN concentrator.",
+    "close_notes": "Restarted the VPN concentrator; tunnels hold again.",
 }
 
 

@@ -25,7 +25,11 @@ from tests.replay.conftest import A2, U1, resolve_episode
 
 ITSM = ModelRef(name="itsm")
 TABLE = "/api/now/table"
-RESOLVE = {"state": "6", "close_code": "Solved (Permanently)", "close_notes": "Restarted it."}
+RESOLVE = {
+    "state": "6",
+    "close_code": "Solved (Permanently)",
+    "close_notes": "Restarted the VPN concentrator; tunnels hold again.",
+}
 NOT_FOUND = {"detail": "Not Found"}
 
 
@@ -204,7 +208,7 @@ def test_the_verifier_and_reference_never_leave_the_server(
     assert [a.json()["passed"] for a in answers[-2:]] == [False, True]
     texts = [failing.started, passing.started] + [a.json() for a in answers]
     # The expected values, the close-notes pattern (as JSON spells it), the reference's body.
-    hidden = ["Solved (Permanently)", json.dumps(r".*\S.*")[1:-1], "Restarted the VPN concentrator"]
+    hidden = ["Solved (Permanently)", "reboot", "Restarted the VPN concentrator"]
     hidden += ["field_equals", "no_collateral"]
     for text in map(json.dumps, texts):
         assert not any(secret in text for secret in hidden), text

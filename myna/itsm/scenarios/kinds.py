@@ -667,7 +667,9 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                 continue
             world = _World(source)
             for incident in chunk:
-                world.add(incident, **OPEN_RESET)
+                # A breached incident stood below High urgency before its escalation.
+                held = "2" if incident.made_sla is False and incident.urgency == 1 else None
+                world.add(incident, **OPEN_RESET, **({"urgency": held} if held else {}))
             name = source.group_name(group)
             instruction = (
                 f"Find every open incident assigned to {name} that has breached its SLA "
