@@ -19,6 +19,8 @@ from myna.errors import MockError, ModelError
 from myna.mocks.backend import named_backend, resolve_model
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from myna.mocks.auth import Credentials
     from myna.mocks.backend import Backend
     from myna.mocks.runtime import Mock
@@ -95,6 +97,14 @@ def serve(
         Path | None,
         typer.Option(help="Benchmark results and episodes for the console's results page."),
     ] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Server processes on the port, sharing worlds through --db (a SQLite file or "
+            "PostgreSQL).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
     import tempfile
@@ -102,21 +112,31 @@ def serve(
     from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials
     from myna.mocks.console.app import CONSOLE_PREFIX
     from myna.mocks.runtime import DEFAULT_WORLD
-    from myna.mocks.serve import make_tls, server_for
+    from myna.mocks.serve import make_tls, serve_workers, server_for
 
     if ca_out is not None and not tls:
         raise MockError("--ca-out needs --tls", field="--ca-out")
+    if workers > 1 and _private_database(db):
+        raise MockError(
+            "--workers share worlds through the database: give --db sqlite:///FILE.db or a "
+            "postgresql+psycopg:// URL (an in-memory database is one process's own)",
+            field="--workers",
+        )
     token = admin_token or secrets.token_urlsafe(24)
-    mock = served_mock(
-        model_spec,
-        db=db,
-        seed=seed,
-        records=records,
-        seed_dir=seed_dir,
-        generated=generated,
-        credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
-        admin_token=token,
-    )
+
+    def build_mock() -> Mock:
+        return served_mock(
+            model_spec,
+            db=db,
+            seed=seed,
+            records=records,
+            seed_dir=seed_dir,
+            generated=generated,
+            credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
+            admin_token=token,
+        )
+
+    mock = build_mock()  # seeds the default world once, before any worker starts
     model = mock.model
     console = Console(stderr=True)
     with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
@@ -130,20 +150,38 @@ def serve(
         console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
         if ca_out is not None:
             console.print(f"CA certificate: {ca_out}")
-        # A network database makes each request wait on I/O: keep the event loop free.
-        threadpool = not db.startswith("sqlite")
-        server = server_for(
-            mock,
-            host=host,
-            port=port,
-            tls=files,
-            threadpool=threadpool,
-            log_level="info",
-            # Facts pinned in the console are written back to a model file, never to a built-in.
-            model_file=Path(model_spec) if named_backend(model_spec) is None else None,
-            results=results,
+
+        def build_server(served: Mock) -> uvicorn.Server:
+            return server_for(
+                served,
+                host=host,
+                port=port,
+                tls=files,
+                # A network database makes each request wait on I/O: keep the event loop free.
+                threadpool=not db.startswith("sqlite"),
+                log_level="info",
+                # Facts pinned in the console are written to a model file, never to a built-in.
+                model_file=Path(model_spec) if named_backend(model_spec) is None else None,
+                results=results,
+            )
+
+        if workers == 1:
+            build_server(mock).run()
+            return
+        console.print(f"{workers} workers share the worlds in {db}")
+        mock.store.close()  # each worker opens its own connections after the fork
+        status = serve_workers(
+            lambda: build_server(build_mock()), workers=workers, host=host, port=port
         )
-        server.run()
+        raise typer.Exit(status)
+
+
+def _private_database(db: str) -> bool:
+    """Whether `db` is an in-memory SQLite database, which only the process opening it sees."""
+    from sqlalchemy import make_url
+
+    url = make_url(db)
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
 def served_mock(

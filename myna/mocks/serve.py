@@ -13,7 +13,11 @@ the admin API under `/_myna/admin`), so FastAPI's middleware stack and mount wou
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.connection
+import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -103,6 +107,42 @@ def uvicorn_config(
         # Open streams (the console's live calls) must not hold a stopping server forever.
         timeout_graceful_shutdown=3,
     )
+
+
+def serve_workers(
+    build: Callable[[], uvicorn.Server], *, workers: int, host: str, port: int
+) -> int:
+    """Serve on one port from `workers` processes: the socket is bound here, then each worker
+    is forked and builds its own server (its own mock and database connections, which must not
+    cross a fork) to accept on it, so the kernel spreads connections between them. They share
+    worlds through the database. Returns when one worker ends (it stops the others: a server
+    with fewer workers than asked would be slower without saying so) or this process is told to
+    stop; the exit status is that worker's."""
+    listening = socket.create_server((host, port), reuse_port=False)
+    context = multiprocessing.get_context("fork")
+    processes = [
+        context.Process(target=_work, args=(build, listening), name=f"myna-worker-{n}")
+        for n in range(workers)
+    ]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        for process in processes:
+            process.start()
+        multiprocessing.connection.wait([process.sentinel for process in processes])
+        ended = next(process for process in processes if not process.is_alive())
+        return 0 if ended.exitcode == 0 else 1
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            if process.pid is not None:
+                process.join(timeout=_START_TIMEOUT)
+        listening.close()
+
+
+def _work(build: Callable[[], uvicorn.Server], listening: socket.socket) -> None:
+    build().run(sockets=[listening])
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -530,6 +530,7 @@ class SqlTransaction:
     __slots__ = (
         "_base_layer",
         "_cursor",
+        "_deferred",
         "_loaded",
         "_locks",
         "_store",
@@ -547,6 +548,8 @@ class SqlTransaction:
         # SQLite every transaction is already the only one (one connection under the store's
         # lock; BEGIN IMMEDIATE for a file two processes share).
         self._locks = writes and not store._sqlite
+        # A read-only transaction on a shared SQLite file holds no write lock to write under.
+        self._deferred = not writes and store._sqlite and not store._private
         # The world row is read with the first statement that needs it (a get reads it in the
         # same query as the overlay row), saving a round trip on every request.
         self._loaded = False
@@ -737,11 +740,12 @@ class SqlTransaction:
     def _mark_written(self) -> None:
         """Before the first write: on the private in-memory database, begin the transaction
         (reads ran without one); on PostgreSQL, refuse unless the transaction locked the world
-        with its first statement (`_lock_world`), or what it read may have changed."""
+        with its first statement (`_lock_world`), or what it read may have changed; on a shared
+        SQLite file, refuse in a transaction that began without the write lock."""
         if self._written:
             return
         store = self._store
-        if not store._sqlite:
+        if not store._sqlite or self._deferred:
             raise UndeclaredWriteError(
                 "a transaction opened with writes=False tried to write", world=self._world
             )
@@ -1441,13 +1445,16 @@ class _Scope:
     A class rather than a generator-based context manager: every request opens one, and three
     nested `contextmanager`s cost more than the SQL of a read."""
 
-    __slots__ = ("_connection", "_cursor", "_lazy", "_store", "_translate")
+    __slots__ = ("_begin", "_connection", "_cursor", "_store", "_translate")
 
-    def __init__(self, store: SqlStore, *, translate: bool, lazy: bool = False) -> None:
+    def __init__(
+        self, store: SqlStore, *, translate: bool, begin: str | None = "BEGIN IMMEDIATE"
+    ) -> None:
         self._store = store
         self._translate = translate
-        # Lazy: the transaction begins with its first write (`SqlTransaction._mark_written`).
-        self._lazy = lazy
+        # SQLite's BEGIN; None: the transaction begins with its first write
+        # (`SqlTransaction._mark_written`).
+        self._begin = begin
         self._connection: Any = None
         self._cursor: Any = None
 
@@ -1466,8 +1473,8 @@ class _Scope:
                     )
                 cursor = store._sqlite_driver.cursor()
                 try:
-                    if not self._lazy:
-                        cursor.execute("BEGIN IMMEDIATE")
+                    if self._begin is not None:
+                        cursor.execute(self._begin)
                 except BaseException:
                     cursor.close()
                     raise
@@ -1538,7 +1545,10 @@ class _TransactionScope(_Scope):
         # The private in-memory database has one connection, used under the store's lock: no
         # one can write between a read and the BEGIN before this transaction's first write, so
         # a request that only reads (a GET) runs without BEGIN and COMMIT.
-        super().__init__(store, translate=True, lazy=store._private)
+        # On a SQLite file other processes share, a read-only transaction takes no write lock
+        # (WAL readers run beside the writer); writing in it raises `UndeclaredWriteError`.
+        begin = None if store._private else "BEGIN IMMEDIATE" if writes else "BEGIN"
+        super().__init__(store, translate=True, begin=begin)
         self._world = world
         self._writes = writes
 

@@ -153,6 +153,10 @@ class Store(Protocol):
 
     def snapshots(self) -> Sequence[SnapshotInfo]: ...
 
+    def close(self) -> None:
+        """Release the database connections (the worlds stay in a database that outlives it)."""
+        ...
+
     def delete_snapshot(self, snapshot: str) -> None:
         """Drop a snapshot no world is based on and no snapshot layers on (`ConflictError`
         naming them otherwise)."""

@@ -166,3 +166,11 @@ def test_a_model_its_extension_cannot_serve_is_refused_naming_the_file(tmp_path:
     assert result.returncode == 2
     assert f"file {edited}" in result.stderr
     assert "sets Probabilty, which Opportunity does not have" in result.stderr
+
+
+def test_workers_over_an_in_memory_database_are_refused_naming_the_option() -> None:
+    command = [sys.executable, "-c", "from myna.cli import main; main()", "serve", "itsm"]
+    command += ["--workers", "2"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode == 2
+    assert "--workers share worlds through the database" in result.stderr

@@ -1,6 +1,8 @@
-"""Concurrent writers on one PostgreSQL database lose no acknowledged write.
+"""Concurrent writers on one database lose no acknowledged write.
 
-Two `myna serve itsm` processes share a database and 16 clients PATCH through both at once: every
+Two `myna serve itsm` processes share a PostgreSQL database, or one `myna serve itsm --workers 2`
+serves a SQLite file or PostgreSQL from two worker processes on one port, and 16 clients PATCH
+through both at once: every
 acknowledged PATCH of one hot record counts in its `sys_mod_count`, and clients that each own a
 field of shared records all find their last value there. A PATCH reads the record and writes it
 back whole, so without a lock on the world's writes the second of two concurrent PATCHes
@@ -15,7 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import httpx
@@ -23,8 +25,6 @@ import pytest
 
 from myna.mocks.serve import free_port
 from tests.conftest import postgres_schema
-
-pytestmark = pytest.mark.postgres
 
 INCIDENTS = "/api/now/table/incident"
 AUTH = ("myna", "myna")
@@ -44,11 +44,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def _server(db: str) -> Iterator[str]:
-    """`myna serve itsm` on `db` in its own process, once it answers; its base URL."""
+def _server(db: str, *options: str) -> Iterator[tuple[str, int]]:
+    """`myna serve itsm` on `db` in its own process, once it answers; its base URL and pid."""
     port = free_port()
     command = [sys.executable, "-c", "from myna.cli import main; main()", "serve", "itsm"]
-    command += ["--db", db, "--port", str(port)]
+    command += ["--db", db, "--port", str(port), *options]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -56,7 +56,7 @@ def _server(db: str) -> Iterator[str]:
         try:
             base_url = f"http://127.0.0.1:{port}"
             _wait_until_serving(base_url, process)
-            yield base_url
+            yield base_url, process.pid
         finally:
             process.terminate()
             process.wait(timeout=10)
@@ -75,11 +75,60 @@ def _wait_until_serving(base_url: str, process: subprocess.Popen[bytes]) -> None
         time.sleep(0.1)
 
 
-@pytest.fixture(scope="module")
-def two_servers() -> Iterator[tuple[str, str]]:
-    """Two server processes on one database; the second starts once the first seeded it."""
-    with postgres_schema() as url, _server(url) as first, _server(url) as second:
-        yield first, second
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("servers-postgresql", marks=pytest.mark.postgres),
+        pytest.param("workers-sqlite"),
+        pytest.param("workers-postgresql", marks=pytest.mark.postgres),
+    ],
+)
+def two_servers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    """Two server processes on one database (the second starts once the first seeded it), or
+    one server of two workers (then both URLs are its one port)."""
+    kind, database = str(request.param).split("-")
+    with ExitStack() as stack:
+        if database == "postgresql":
+            url = stack.enter_context(postgres_schema())
+        else:
+            url = f"sqlite:///{tmp_path_factory.mktemp('workers') / 'myna.db'}"
+        if kind == "servers":
+            first, _ = stack.enter_context(_server(url))
+            second, _ = stack.enter_context(_server(url))
+            yield first, second
+        else:
+            port, _ = stack.enter_context(_server(url, "--workers", "2"))
+            yield port, port
+
+
+def test_workers_are_processes_sharing_the_worlds(tmp_path: Path) -> None:
+    """`--workers 2`: two processes answer on the port, and a world one made is every one's."""
+    with _server(f"sqlite:///{tmp_path / 'myna.db'}", "--workers", "2", "--admin-token", "t") as (
+        base_url,
+        pid,
+    ):
+        assert len(_children(pid)) == 2
+        admin = {"Authorization": "Bearer t"}
+        made = httpx.post(f"{base_url}/_myna/admin/worlds", json={"id": "w"}, headers=admin)
+        assert made.status_code == 201, made.text
+        for _ in range(8):  # a new connection each: the kernel hands them to either worker
+            found = httpx.get(f"{base_url}/worlds/w{INCIDENTS}?sysparm_limit=1", auth=AUTH)
+            assert found.status_code == 200, found.text
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with suppress(FileNotFoundError):  # a process that ended meanwhile
+            stat = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            if int(stat[1]) == pid:
+                children.append(int(entry.name))
+    return children
 
 
 def _create_incident(base_url: str) -> str:

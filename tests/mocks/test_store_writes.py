@@ -155,9 +155,12 @@ def test_concurrent_read_modify_writes_from_two_stores_lose_nothing(
         assert tx.get("incident", "a") == {"number": "INC001", "count": 8 * 25}
 
 
-@pytest.mark.postgres
-def test_a_transaction_opened_to_read_refuses_to_write_on_postgres(postgres_url: str) -> None:
-    store = SqlStore(MODEL, postgres_url)
+def test_a_transaction_opened_to_read_refuses_to_write_on_a_shared_database(
+    store_url: str,
+) -> None:
+    """PostgreSQL, and a SQLite file other processes may share: a read-only transaction holds
+    no lock on the world (readers run side by side), so it must not write."""
+    store = SqlStore(MODEL, store_url)
     store.load_base(BASE, "base")
     store.create_world("w", from_snapshot="base")
     try:
