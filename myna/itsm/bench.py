@@ -24,10 +24,11 @@ from typing import TypeVar
 from pydantic import BaseModel, Field
 
 from myna.itsm.agents import AgentContext, make_agent
-from myna.itsm.importers import ImportReport, import_history
+from myna.itsm.importers import ImportReport, IncidentHistory, import_history
 from myna.itsm.scenarios import KINDS, Generation, Scenario, generate
 from myna.itsm.scenarios.kinds import TOOLS
-from myna.replay.audit import Agent, AuditReport, audit, record_audit, task_of
+from myna.itsm.scenarios.truth import disagreements
+from myna.replay.audit import Agent, AuditReport, audit, record_audit, task_of, with_gate
 from myna.replay.episode import Episode, save_episode
 from myna.replay.mock_world import MockWorlds, runner_for
 from myna.replay.run import EpisodeRunner
@@ -127,7 +128,7 @@ def prepare(
 
     def check(scenario: Scenario) -> AuditReport:
         runner = runners.runner(scenario.episode)
-        return audit(runner, service, k=1, seed=seed)
+        return audit_scenario(runner, scenario, history, service, seed=seed)
 
     audits = _map(check, generation.scenarios, workers, progress)
     return Prepared(
@@ -138,6 +139,20 @@ def prepare(
         service,
         history.synthetic,
     )
+
+
+def audit_scenario(
+    runner: EpisodeRunner,
+    scenario: Scenario,
+    history: IncidentHistory,
+    model: ServiceModel,
+    *,
+    seed: int = 0,
+) -> AuditReport:
+    """The replay audit of a scenario's episode, and its reference compared with a second
+    derivation of the outcome from the history (`myna.itsm.scenarios.truth`)."""
+    report = audit(runner, model, k=1, seed=seed)
+    return with_gate(report, "agrees_with_history", disagreements(history, scenario))
 
 
 def save_episodes(prepared: Prepared, directory: Path) -> list[Path]:

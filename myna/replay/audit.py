@@ -325,7 +325,11 @@ class AuditReport(BaseModel):
 
 def reads_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
     """Why the verifier cannot tell a solved world from an unsolved one, statically."""
-    goals = [check for check in episode.verifier.checks if check.kind not in GUARD_KINDS]
+    goals = [
+        check
+        for check in episode.verifier.checks
+        if check.kind not in GUARD_KINDS and check.role != "guard"
+    ]
     if not goals:
         yield "the verifier has no goal checks, only guards: it reads nothing the task changes"
     for check in goals:
@@ -455,18 +459,30 @@ def audit(
     )
     tries = sum(stats.tries for stats in rated)
     difficulty = 1 - sum(stats.passes for stats in rated) / tries if tries else None
-    correctness = sum(gate.ok for gate in gates) / len(gates)
+    return _report(episode.id, gates, difficulty, solvers)
+
+
+def _report(
+    episode_id: str, gates: list[Gate], difficulty: float | None, solvers: dict[str, PassStats]
+) -> AuditReport:
     status: Literal["accepted", "rejected"] = (
         "accepted" if all(gate.ok for gate in gates) else "rejected"
     )
     return AuditReport(
-        episode_id=episode.id,
+        episode_id=episode_id,
         status=status,
-        correctness=correctness,
+        correctness=sum(gate.ok for gate in gates) / len(gates),
         difficulty=difficulty,
         gates=gates,
         solvers=solvers,
     )
+
+
+def with_gate(report: AuditReport, name: str, problems: Iterable[str]) -> AuditReport:
+    """The report with one more gate, from a check only its caller can make (a benchmark's
+    second derivation of the outcome from its source data)."""
+    gates = [*report.gates, _gate(name, problems)]
+    return _report(report.episode_id, gates, report.difficulty, report.solvers)
 
 
 def _defect_gates(
