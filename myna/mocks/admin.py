@@ -7,6 +7,9 @@ because it is Myna's API, not the service's.
     GET    /_myna/admin/worlds                      list worlds
     POST   /_myna/admin/worlds                      {"id"?, "from_snapshot"?, "fork_of"?}
     GET    /_myna/admin/worlds/{world}              one world
+
+A world's description carries `credentials`, the credential that reaches that world and no
+other (`Authenticator.world_credentials`): what the admin hands the agent the world is for.
     DELETE /_myna/admin/worlds/{world}
     POST   /_myna/admin/worlds/{world}/reset
     POST   /_myna/admin/worlds/{world}/snapshot     {"name"?} -> {"snapshot": id}
@@ -114,7 +117,7 @@ class AdminApi:
     # -- worlds -------------------------------------------------------------------------------
 
     def list_worlds(self, params: dict[str, str], request: MockRequest) -> MockResponse:
-        worlds = [_world_json(info) for info in self.mock.store.worlds()]
+        worlds = [self._world_json(info) for info in self.mock.store.worlds()]
         return _ok({"worlds": worlds})
 
     def create_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
@@ -128,10 +131,10 @@ class AdminApi:
         else:
             info = store.create_world(world, from_snapshot=body.from_snapshot)
         self.mock.note_world(world)
-        return _ok(_world_json(info), status=201)
+        return _ok(self._world_json(info), status=201)
 
     def get_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
-        return _ok(_world_json(self.mock.store.world(params["world"])))
+        return _ok(self._world_json(self.mock.store.world(params["world"])))
 
     def delete_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
         self.mock.store.delete_world(params["world"])
@@ -166,7 +169,7 @@ class AdminApi:
         if body.world is not None:
             info = store.create_world(body.world, from_snapshot=snapshot)
             self.mock.note_world(body.world)
-            result["world"] = _world_json(info)
+            result["world"] = self._world_json(info)
         return _ok(result, status=201)
 
     # -- faults -------------------------------------------------------------------------------
@@ -198,6 +201,14 @@ class AdminApi:
     def delete_calls(self, params: dict[str, str], request: MockRequest) -> MockResponse:
         self.mock.call_log(self._existing(params)).clear()
         return MockResponse(204, [])
+
+    def _world_json(self, info: WorldInfo) -> dict[str, Any]:
+        return {
+            "id": info.id,
+            "base_snapshot": info.base_snapshot,
+            "created_at": info.created_at,
+            "credentials": self.mock.auth.world_credentials(info.id),
+        }
 
     def _existing(self, params: dict[str, str]) -> str:
         world = params["world"]
@@ -235,7 +246,3 @@ def _parse(kind: type[_M], request: MockRequest) -> _M:
 
 def _ok(payload: Any, *, status: int = 200) -> MockResponse:
     return MockResponse(status, [_JSON], payload=orjson.loads(orjson.dumps(payload)))
-
-
-def _world_json(info: WorldInfo) -> dict[str, Any]:
-    return {"id": info.id, "base_snapshot": info.base_snapshot, "created_at": info.created_at}

@@ -3,22 +3,42 @@ configured credentials, and keep the admin credential apart from every agent cre
 
 The admin token never authenticates a service call and no service credential reaches the admin
 API: `Authenticator` refuses to be built when the two overlap.
+
+Worlds are capabilities: a credential reaches the worlds it was given, and a request is answered
+only once its credential reaches the world it names. Each world has its own credential
+(`world_credentials`: Basic `world:key` or the key as a token), which the admin API hands out
+when it creates or forks the world. The key is derived from the admin token (HMAC), so every
+process serving one database with one admin token accepts it, and nothing is stored. The shared
+credentials (`--credential`) reach the default world only, unless the mock's worlds are open
+(`open_worlds`, as an embedding program that owns every world wants); an access token issued at
+a token endpoint reaches what the credential it was issued for reached.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
+import os
 import secrets
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from myna.errors import MockError
 from myna.schemas.model import Auth
 
 ANONYMOUS = "anonymous"
+DEFAULT_WORLD = "default"
+WORLD_PRINCIPAL = "token"
+"""Who a world's own credential authenticates as (as the shared tokens do)."""
+
+_WORLD_KEY = "myw_"
+
+Scope = str | None
+"""The world a credential reaches: its own world, or None for a shared credential."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +73,19 @@ DEFAULT_CREDENTIALS = Credentials(users={"myna": "myna"}, tokens=frozenset({"myn
 class Authenticator:
     """Answers "who is calling?" for the service API; None means the service's 401."""
 
-    def __init__(self, auth: Auth, credentials: Credentials, *, admin_token: str) -> None:
+    def __init__(
+        self, auth: Auth, credentials: Credentials, *, admin_token: str, open_worlds: bool = True
+    ) -> None:
         if admin_token in credentials.tokens or admin_token in credentials.users.values():
             raise MockError(
                 "the admin token must differ from every service credential", field="--admin-token"
             )
         self.auth = auth
         self.credentials = credentials
-        self._issued: dict[str, str] = {}
-        self._refresh: dict[str, str] = {}
+        self.open_worlds = open_worlds
+        self._world_secret = hashlib.sha256(b"myna-world-key:" + admin_token.encode()).digest()
+        self._issued: dict[str, tuple[str, Scope]] = {}
+        self._refresh: dict[str, tuple[str, Scope]] = {}
         self._lock = threading.Lock()
         self._api_key_header = (auth.header or "x-api-key").lower()
 
@@ -69,13 +93,59 @@ class Authenticator:
     def scheme(self) -> str:
         return self.auth.scheme
 
-    def principal(self, headers: Mapping[str, str]) -> str | None:
+    def principal(self, headers: Mapping[str, str], world: str = DEFAULT_WORLD) -> str | None:
+        """Who is calling, if the request's credential reaches `world`; None means the service's
+        401, or a 404 when the credential is good for another world (`recognised`)."""
+        found = self._identify(headers)
+        if found is None:
+            return None
+        principal, scope = found
+        return principal if self.reaches(scope, world) else None
+
+    def recognised(self, headers: Mapping[str, str]) -> bool:
+        """Whether the request carries a credential the mock accepts for some world."""
+        return self._identify(headers) is not None
+
+    def reaches(self, scope: Scope, world: str) -> bool:
+        """Whether a credential of `scope` may act in `world`."""
+        if scope is None:
+            return world == DEFAULT_WORLD or self.open_worlds
+        return scope == world
+
+    def world_credentials(self, world: str) -> dict[str, str]:
+        """The credential that reaches `world` and no other: Basic `user:password`, or the key
+        alone as a bearer token or API key."""
+        key = self._world_key(world)
+        return {"user": world, "password": key, "token": key}
+
+    def _world_key(self, world: str) -> str:
+        """`myw_<world, base64url>.<HMAC of the world>`: the key names its world, so a request
+        is authenticated before the world it names is looked at."""
+        named = base64.urlsafe_b64encode(world.encode()).decode("ascii").rstrip("=")
+        return f"{_WORLD_KEY}{named}.{self._mac(world)}"
+
+    def _mac(self, world: str) -> str:
+        digest = hmac.new(self._world_secret, world.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:24]).decode("ascii")
+
+    def _world_of_key(self, key: str) -> str | None:
+        """The world a world key was made for; None for anything else."""
+        named, dot, mac = key[len(_WORLD_KEY) :].partition(".")
+        try:
+            world = base64.urlsafe_b64decode(named + "=" * (-len(named) % 4)).decode("utf-8")
+        except ValueError:
+            return None
+        if not dot or not hmac.compare_digest(mac.encode(), self._mac(world).encode()):
+            return None
+        return world
+
+    def _identify(self, headers: Mapping[str, str]) -> tuple[str, Scope] | None:
         scheme = self.auth.scheme
         if scheme == "none":
-            return ANONYMOUS
+            return ANONYMOUS, None
         if scheme == "apikey":
             key = headers.get(self._api_key_header)
-            return "api-key" if key is not None and self._known_key(key) else None
+            return None if key is None else self._key(key)
         if scheme == "unknown":
             return self._any_form(headers.get((self.auth.header or "authorization").lower()))
         authorization = headers.get("authorization")
@@ -89,20 +159,21 @@ class Authenticator:
         if kind in ("bearer", "oauth") and scheme in ("bearer", "oauth2", "basic"):
             # Basic services usually take a bearer token too (ServiceNow OAuth); tokens are
             # configured explicitly, so this widens nothing the operator did not allow.
-            issued = self._issued.get(value)
-            if issued is not None:
-                return issued
-            return "token" if self._known_token(value) else None
+            return self._token(value)
         return None
 
-    def _known_key(self, value: str) -> bool:
+    def _key(self, value: str) -> tuple[str, Scope] | None:
         """An API key as sent, or after a scheme word of the service's own (Okta's `SSWS`)."""
-        if self._known_token(value):
-            return True
+        found = self._token(value)
+        if found is not None:
+            return "api-key", found[1]
         word, space, rest = value.partition(" ")
-        return bool(space) and word.isalpha() and self._known_token(rest.strip())
+        if not (space and word.isalpha()):
+            return None
+        found = self._token(rest.strip())
+        return None if found is None else ("api-key", found[1])
 
-    def _any_form(self, value: str | None) -> str | None:
+    def _any_form(self, value: str | None) -> tuple[str, Scope] | None:
         """A credential whose scheme the traces did not show: Basic user:password, or a token
         bare or after any scheme word."""
         if value is None:
@@ -110,30 +181,45 @@ class Authenticator:
         word, space, rest = value.partition(" ")
         if space and word.lower() == "basic":
             return self._basic(rest.strip())
-        token = rest.strip() if space and word.isalpha() else value.strip()
-        issued = self._issued.get(token)
+        return self._token(rest.strip() if space and word.isalpha() else value.strip())
+
+    def _token(self, value: str) -> tuple[str, Scope] | None:
+        """An issued access token, a world's key or a configured token."""
+        issued = self._issued.get(value)
         if issued is not None:
             return issued
-        return "token" if self._known_token(token) else None
+        if value.startswith(_WORLD_KEY):
+            world = self._world_of_key(value)
+            return None if world is None else (WORLD_PRINCIPAL, world)
+        known = any(
+            hmac.compare_digest(value.encode(), token.encode()) for token in self.credentials.tokens
+        )
+        return ("token", None) if known else None
 
-    def _basic(self, value: str) -> str | None:
+    def _basic(self, value: str) -> tuple[str, Scope] | None:
         try:
             decoded = base64.b64decode(value, validate=True).decode("utf-8")
         except ValueError:  # not base64 (binascii.Error), not ASCII, or not UTF-8 once decoded
             return None
         user, colon, password = decoded.partition(":")
+        return self._user(user, password) if colon else None
+
+    def _user(self, user: str, password: str) -> tuple[str, Scope] | None:
+        """A configured user, or a world's own user (named after the world, its key as the
+        password)."""
         expected = self.credentials.users.get(user)
-        if not colon or expected is None:
-            return None
-        return user if hmac.compare_digest(expected.encode(), password.encode()) else None
+        if expected is not None:
+            matches = hmac.compare_digest(expected.encode(), password.encode())
+            return (user, None) if matches else None
+        if password.startswith(_WORLD_KEY) and self._world_of_key(password) == user:
+            return WORLD_PRINCIPAL, user
+        return None
 
-    def _known_token(self, value: str) -> bool:
-        return any(
-            hmac.compare_digest(value.encode(), token.encode()) for token in self.credentials.tokens
-        )
-
-    def issue_token(self, form: Mapping[str, str], base_url: str) -> dict[str, Any] | None:
-        """The OAuth2 token endpoint: password or client-credentials grant; None means 401."""
+    def issue_token(
+        self, form: Mapping[str, str], base_url: str, world: str = DEFAULT_WORLD
+    ) -> dict[str, Any] | None:
+        """The OAuth2 token endpoint of `world`: password or client-credentials grant of a
+        credential that reaches it; None means 401. The token reaches what the credential did."""
         grant = form.get("grant_type", "")
         if grant == "password":
             user, password = form.get("username", ""), form.get("password", "")
@@ -141,10 +227,10 @@ class Authenticator:
             user, password = form.get("client_id", ""), form.get("client_secret", "")
         else:
             return None
-        expected = self.credentials.users.get(user)
-        if expected is None or not hmac.compare_digest(expected.encode(), password.encode()):
+        found = self._user(user, password)
+        if found is None or not self.reaches(found[1], world):
             return None
-        token = self.grant(user)
+        token = self.grant(found[0], found[1])
         return {
             "access_token": token,
             "token_type": "Bearer",
@@ -153,23 +239,31 @@ class Authenticator:
             "scope": form.get("scope", ""),
         }
 
-    def grant(self, user: str) -> str:
-        """A new access token that authenticates as `user`."""
+    def grant(self, user: str, scope: Scope = None) -> str:
+        """A new access token that authenticates as `user` in the worlds of `scope`."""
         token = secrets.token_urlsafe(24)
         with self._lock:
-            self._issued[token] = user
+            self._issued[token] = (user, scope)
         return token
 
-    def issue_refresh_token(self, user: str) -> str:
+    def issue_refresh_token(self, user: str, scope: Scope = None) -> str:
         """A refresh token that buys `user` new access tokens (OAuth2 refresh_token grant)."""
         token = secrets.token_urlsafe(24)
         with self._lock:
-            self._refresh[token] = user
+            self._refresh[token] = (user, scope)
         return token
 
-    def redeem_refresh_token(self, token: str) -> str | None:
-        """The user a refresh token was issued to; None when this mock never issued it."""
-        return self._refresh.get(token)
+    def redeem_refresh_token(self, token: str, world: str = DEFAULT_WORLD) -> str | None:
+        """A new access token for whom a refresh token was issued to, if it reaches `world`;
+        None when this mock never issued it or it reaches other worlds."""
+        found = self._refresh.get(token)
+        if found is None or not self.reaches(found[1], world):
+            return None
+        return self.grant(*found)
+
+    def holder(self, access_token: str) -> tuple[str, Scope] | None:
+        """Whom an access token this mock issued authenticates, and where."""
+        return self._issued.get(access_token)
 
     def challenge_headers(self) -> list[tuple[str, str]]:
         if self.auth.unauthorized_headers:
@@ -195,6 +289,34 @@ def credential_headers(auth: Auth, *, user: str, password: str, token: str) -> d
         header = auth.header or "Authorization"
         return {header: f"Bearer {token}" if header.lower() == "authorization" else token}
     return {}
+
+
+MIN_SECRET = 16
+"""The shortest admin or episode-server token a command takes: each guards every world."""
+
+
+def secret_token(path: Path | None, env_var: str, *, option: str) -> str:
+    """A server's token: the text of the file at `path`, else the environment variable, else a
+    random one. Never a command-line value (`ps` shows those); shorter than `MIN_SECRET`
+    characters is refused."""
+    if path is not None:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise MockError(f"cannot read the token: {reason}", file=str(path)) from None
+        where = str(path)
+    else:
+        token = os.environ.get(env_var, "").strip()
+        where = env_var
+        if not token:
+            return secrets.token_urlsafe(24)
+    if len(token) < MIN_SECRET:
+        raise MockError(
+            f"the token in {where} has {len(token)} characters; it needs at least {MIN_SECRET}",
+            field=option,
+        )
+    return token
 
 
 def admin_allowed(headers: Mapping[str, str], admin_token: str) -> bool:

@@ -7,7 +7,6 @@ its corpus) unless `--generated` is given; else from `--records` generated recor
 
 from __future__ import annotations
 
-import secrets
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from myna.schemas.model import ServiceModel
 
 DEFAULT_RECORDS = 20
+ADMIN_TOKEN_ENV = "MYNA_ADMIN_TOKEN"
 
 
 def register(app: typer.Typer) -> None:
@@ -82,10 +82,23 @@ def serve(
     ca_out: Annotated[
         Path | None, typer.Option(help="With --tls: write the CA certificate (PEM) here.")
     ] = None,
-    admin_token: Annotated[
-        str | None,
-        typer.Option(envvar="MYNA_ADMIN_TOKEN", help="Token for /_myna/admin (default: random)."),
+    admin_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="File holding the token for /_myna/admin (or set MYNA_ADMIN_TOKEN; default: "
+            "random). At least 16 characters; never given on the command line, "
+            "where ps shows it."
+        ),
     ] = None,
+    open_worlds: Annotated[
+        bool,
+        typer.Option(
+            "--open-worlds",
+            help="Let the shared credentials (--credential) reach every world. By default they "
+            "reach the default world only, and each other world its own credential (issued by "
+            "the admin API when it creates the world).",
+        ),
+    ] = False,
     credential: Annotated[
         list[str] | None,
         typer.Option(
@@ -107,9 +120,10 @@ def serve(
     ] = 1,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
+    import os
     import tempfile
 
-    from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials
+    from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials, secret_token
     from myna.mocks.console.app import CONSOLE_PREFIX
     from myna.mocks.runtime import DEFAULT_WORLD
     from myna.mocks.serve import make_tls, serve_workers, server_for
@@ -122,7 +136,7 @@ def serve(
             "postgresql+psycopg:// URL (an in-memory database is one process's own)",
             field="--workers",
         )
-    token = admin_token or secrets.token_urlsafe(24)
+    token = secret_token(admin_token_file, ADMIN_TOKEN_ENV, option="--admin-token-file")
 
     def build_mock() -> Mock:
         return served_mock(
@@ -134,6 +148,7 @@ def serve(
             generated=generated,
             credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
             admin_token=token,
+            open_worlds=open_worlds,
         )
 
     mock = build_mock()  # seeds the default world once, before any worker starts
@@ -146,8 +161,12 @@ def serve(
         base = f"{'https' if tls else 'http'}://{host}:{port}"
         console.print(f"[bold]{model.title or model.name}[/] at {base}")
         console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
-        console.print(f"admin API: {base}/_myna/admin/ with token {token}")
-        console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
+        if admin_token_file is None and ADMIN_TOKEN_ENV not in os.environ:
+            console.print(f"admin API: {base}/_myna/admin/ with token {token}")
+            console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
+        else:
+            console.print(f"admin API: {base}/_myna/admin/ with the token you gave")
+            console.print(f"console: {base}{CONSOLE_PREFIX}/")
         if ca_out is not None:
             console.print(f"CA certificate: {ca_out}")
 
@@ -194,6 +213,7 @@ def served_mock(
     generated: bool = False,
     credentials: Credentials | None = None,
     admin_token: str | None = None,
+    open_worlds: bool = False,
 ) -> Mock:
     """The mock `myna serve` runs: MODEL (a file or a built-in back end) over the store at `db`,
     with its default world seeded (see the module docstring for where its records come from)."""
@@ -231,7 +251,14 @@ def served_mock(
         seed_dir=seed_dir,
         generated=generated,
     )
-    return Mock(model, store, credentials=credentials, admin_token=admin_token, seed=seed)
+    return Mock(
+        model,
+        store,
+        credentials=credentials,
+        admin_token=admin_token,
+        seed=seed,
+        open_worlds=open_worlds,
+    )
 
 
 def _seed_default_world(

@@ -25,6 +25,7 @@ import orjson
 from myna.errors import MockError
 from myna.mocks import behaviour, ids
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
+from myna.mocks.auth import DEFAULT_WORLD as DEFAULT_WORLD  # where callers import it from
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, compile_model
 from myna.mocks.dialects import DIALECTS, Dialect, QuerySyntaxError
@@ -63,7 +64,6 @@ from myna.mocks.validation import (
 from myna.schemas.answers import path_param
 from myna.schemas.model import Effect, IdFormat, Reference, ServiceModel
 
-DEFAULT_WORLD = "default"
 WORLD_HEADER = "x-myna-world"
 ADMIN_PREFIX = "/_myna/admin"
 OPENAPI_PATH = "/openapi.json"
@@ -98,6 +98,7 @@ class Mock:
         seed: int | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         call_log_capacity: int = DEFAULT_CAPACITY,
+        open_worlds: bool = True,
     ) -> None:
         if store is None:
             from myna.mocks.sqlstore import SqlStore
@@ -110,7 +111,10 @@ class Mock:
         self.max_body_bytes = max_body_bytes
         self.admin_token = admin_token or secrets.token_urlsafe(24)
         self.auth = Authenticator(
-            model.conventions.auth, credentials or DEFAULT_CREDENTIALS, admin_token=self.admin_token
+            model.conventions.auth,
+            credentials or DEFAULT_CREDENTIALS,
+            admin_token=self.admin_token,
+            open_worlds=open_worlds,
         )
         self.resources, operations = compile_model(model)
         self.renderers: dict[str, RecordRenderer] = {
@@ -238,14 +242,26 @@ class Mock:
             path = slash + rest if slash else "/"
         else:
             world = request.headers.get(WORLD_HEADER, DEFAULT_WORLD)
-        if world != DEFAULT_WORLD and not self.world_exists(world):
-            raise Rejection(404, f"world {world!r} does not exist", detail="No such world")
         return world, path
+
+    def _admit(self, world: str, request: MockRequest) -> str | MockResponse:
+        """The principal of a request whose credential reaches `world`, which exists; else the
+        answer. A credential good only for other worlds gets the 404 of a missing world, and
+        no credential the 401, whether the world exists or not: only a holder learns of it."""
+        principal = self.auth.principal(request.headers, world)
+        if principal is None:
+            if self.auth.recognised(request.headers):
+                raise _no_world(world)
+            return self.unauthorized()
+        if world != DEFAULT_WORLD and not self.world_exists(world):
+            raise _no_world(world)
+        return principal
 
     def _serve(self, world: str, path: str, request: MockRequest, now: float) -> MockResponse:
         delay = 0.0
         faults = self._faults.get(world)
-        if faults is not None:
+        # Faults are the world's: a caller that cannot reach it must not see them.
+        if faults is not None and self.auth.principal(request.headers, world) is not None:
             decision = faults.decide(now)
             delay = decision.delay
             if decision.rejection is not None:
@@ -267,12 +283,12 @@ class Mock:
         if isinstance(matched, Match) and (
             matched.target.operation.kind == "auth" or path == auth.token_path
         ):
-            return self._token(request)
+            return self._token(world, request)
         if method == "GET" and path == OPENAPI_PATH and matched is None:
             return MockResponse(200, [_JSON], body=self.openapi_bytes())
-        principal = self.auth.principal(request.headers)
-        if principal is None:
-            return self.unauthorized()
+        principal = self._admit(world, request)
+        if isinstance(principal, MockResponse):
+            return principal
         if matched is None or (
             isinstance(matched, Match) and matched.target.operation.kind == "other"
         ):
@@ -318,9 +334,12 @@ class Mock:
         self, world: str, matched: Match[Route], request: MockRequest
     ) -> MockResponse:
         route = matched.target
-        principal = self.auth.principal(request.headers)
-        if route.authenticated and principal is None:
-            return self.unauthorized()
+        principal: str | None = None
+        if route.authenticated:
+            admitted = self._admit(world, request)
+            if isinstance(admitted, MockResponse):
+                return admitted
+            principal = admitted
 
         def serve(inner: MockRequest) -> MockResponse:
             # An inner request is served in the outer one's world, which a client whose instance
@@ -330,9 +349,7 @@ class Mock:
                 if inner.path.startswith("/worlds/"):
                     named, path = self._world_of(inner)
                     if named != world:
-                        raise Rejection(
-                            404, f"world {named!r} does not exist", detail="No such world"
-                        )
+                        raise _no_world(named)
                     return self._dispatch(world, path, inner)
                 return self._dispatch(world, inner.path, inner)
             except Rejection as rejection:
@@ -341,13 +358,18 @@ class Mock:
         if not route.transactional:
             call = RouteCall(self, request, matched.params, world, principal, None, serve)
             return route.handler(call)
-        return self._transact(
-            world,
-            request.method.upper() not in _READING_METHODS,
-            lambda tx: route.handler(
-                RouteCall(self, request, matched.params, world, principal, tx, serve)
-            ),
-        )
+        try:
+            return self._transact(
+                world,
+                request.method.upper() not in _READING_METHODS,
+                lambda tx: route.handler(
+                    RouteCall(self, request, matched.params, world, principal, tx, serve)
+                ),
+            )
+        except NotFoundError:
+            # Only an unauthenticated route (a token endpoint) gets here without its world
+            # checked, and then only with credentials that reach the world.
+            raise _no_world(world) from None
 
     def _transact(
         self, world: str, writes: bool, work: Callable[[Transaction], MockResponse]
@@ -961,9 +983,9 @@ class Mock:
             auth.unauthorized_status, headers + extra, payload=body, refusal=refusal
         )
 
-    def _token(self, request: MockRequest) -> MockResponse:
+    def _token(self, world: str, request: MockRequest) -> MockResponse:
         form = _form(request)
-        issued = self.auth.issue_token(form, request.base_url)
+        issued = self.auth.issue_token(form, request.base_url, world)
         if issued is None:
             status = self.model.conventions.auth.unauthorized_status
             error = {"error": "invalid_grant", "error_description": "authentication failure"}
@@ -1009,6 +1031,10 @@ class _ListParameters:
         return cls(
             (*_SORT_PARAMS, *dialect.sort_parameters), (*_FIELDS_PARAMS, *dialect.fields_parameters)
         )
+
+
+def _no_world(world: str) -> Rejection:
+    return Rejection(404, f"world {world!r} does not exist", detail="No such world")
 
 
 def _malformed(dialect: Dialect, error: QuerySyntaxError, status: int, parameter: str) -> Rejection:

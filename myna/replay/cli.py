@@ -297,14 +297,26 @@ def serve_command(
         str,
         typer.Option(help="SQLAlchemy URL of the worlds' store (default: SQLite in memory)."),
     ] = "sqlite://",
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="File holding the token /episodes and reset need (or set MYNA_EPISODE_TOKEN; "
+            "default: random, printed). At least 16 characters."
+        ),
+    ] = None,
 ) -> None:
     """Serve the episodes in DIR: reset, call the mock, submit, get the reward."""
     import uvicorn
 
+    from myna.mocks.auth import secret_token
     from myna.replay.mock_world import Replayers
     from myna.replay.server import create_app
 
+    token = secret_token(token_file, "MYNA_EPISODE_TOKEN", option="--token-file")
     episodes = [episode for _, episode in _load_all(directory)]
-    app = create_app(episodes, Replayers(directory, store_url=db))
-    Console(stderr=True).print(f"serving {len(episodes)} episodes on http://{host}:{port}")
+    app = create_app(episodes, Replayers(directory, store_url=db), token=token)
+    console = Console(stderr=True)
+    console.print(f"serving {len(episodes)} episodes on http://{host}:{port}")
+    if token_file is None and "MYNA_EPISODE_TOKEN" not in os.environ:
+        console.print(f"token for /episodes and reset: {token}")
     uvicorn.run(app, host=host, port=port, log_level="warning")

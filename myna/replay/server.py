@@ -10,6 +10,10 @@ submit, and get the reward.
   and the per-check breakdown (names, weights, pass or fail);
 - `DELETE /attempts/{attempt_id}`: abandon an attempt.
 
+`/episodes` and reset need the server's own token (`Authorization: Bearer <token>`): who may
+start attempts is the operator's choice, not anyone's who can reach the port. An attempt's own
+endpoints need only its id.
+
 Attempts are kept apart because agents try to hack what they run in and may share a server. The
 attempt id is 128 random bits and the only capability: its prefix reaches its own world and
 nothing else. The agent never learns a world's name (they are unguessable too), cannot name one
@@ -29,14 +33,15 @@ the server reading the call list and reading the world.
 
 from __future__ import annotations
 
+import hmac
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import Depends, FastAPI, Header, HTTPException, Request, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
@@ -109,6 +114,20 @@ class _Attempt:
             self.world.close()
 
 
+def _bearer(token: str) -> Callable[[str | None], None]:
+    expected = f"Bearer {token}".encode()
+
+    def check(authorization: Annotated[str | None, Header()] = None) -> None:
+        if authorization is None or not hmac.compare_digest(authorization.encode(), expected):
+            raise HTTPException(
+                401,
+                "this endpoint needs the episode server's token",
+                {"WWW-Authenticate": "Bearer"},
+            )
+
+    return check
+
+
 def score_http_attempt(
     runner: EpisodeRunner, world: MockWorld, calls: Sequence[CallRecord], answer: str | None
 ) -> Result:
@@ -135,8 +154,10 @@ def _public(result: Result) -> dict[str, Any]:
     }
 
 
-def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
+def create_app(episodes: Sequence[Episode], replayers: Replayers, *, token: str) -> FastAPI:
+    """The episode server; `token` guards `/episodes` and reset."""
     app = FastAPI(title="Myna episode server", docs_url=None, redoc_url=None)
+    operator = [Depends(_bearer(token))]
     by_id = {episode.id: episode for episode in episodes}
     runners: dict[str, EpisodeRunner] = {}
     attempts: dict[str, _Attempt] = {}
@@ -159,14 +180,14 @@ def create_app(episodes: Sequence[Episode], replayers: Replayers) -> FastAPI:
             raise HTTPException(404, f"no open attempt {attempt_id!r}")
         return attempt
 
-    @app.get("/episodes")
+    @app.get("/episodes", dependencies=operator)
     def list_episodes() -> list[dict[str, Any]]:
         return [
             {"id": e.id, "instruction": e.problem.instruction, "tools": e.environment.tools}
             for e in episodes
         ]
 
-    @app.post("/episodes/{episode_id}/reset")
+    @app.post("/episodes/{episode_id}/reset", dependencies=operator)
     def reset(episode_id: str, request: Request) -> dict[str, Any]:
         runner = runner_of(episode_id)
         episode = runner.episode

@@ -29,7 +29,8 @@ _WORLDS = count()
 @pytest.fixture(scope="module")
 def mock() -> Iterator[Mock]:
     credentials = Credentials(users=dict([SALES_REP]), tokens=frozenset({TOKEN}))
-    served = served_mock("crm", admin_token=ADMIN_TOKEN, credentials=credentials)
+    # Forks as replay makes them, in process: the worlds are open to the shared credentials.
+    served = served_mock("crm", admin_token=ADMIN_TOKEN, credentials=credentials, open_worlds=True)
     yield served
     assert isinstance(served.store, SqlStore)
     served.store.close()

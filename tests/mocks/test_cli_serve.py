@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from myna.backends import BACKENDS
+from myna.cli import app as cli
 from myna.errors import MockError
 from myna.mocks.cli import DEFAULT_RECORDS, served_mock
 from myna.mocks.client import MockClient
@@ -174,3 +176,36 @@ def test_workers_over_an_in_memory_database_are_refused_naming_the_option() -> N
     result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
     assert result.returncode == 2
     assert "--workers share worlds through the database" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("env-short", "MYNA_ADMIN_TOKEN has 5 characters; it needs at least 16"),
+        ("file-short", "has 5 characters; it needs at least 16"),
+        ("file-missing", "cannot read the token"),
+    ],
+)
+def test_a_short_or_unreadable_admin_token_is_refused_before_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, message: str
+) -> None:
+    token_file = tmp_path / "token"
+    args = ["serve", "itsm"]
+    if given == "env-short":
+        monkeypatch.setenv("MYNA_ADMIN_TOKEN", "short")
+    else:
+        monkeypatch.delenv("MYNA_ADMIN_TOKEN", raising=False)
+        if given == "file-short":
+            token_file.write_text("short\n")
+        args += ["--admin-token-file", str(token_file)]
+
+    result = CliRunner().invoke(cli, args)
+
+    assert isinstance(result.exception, MockError)
+    assert message in str(result.exception)
+
+
+def test_the_admin_token_is_never_a_command_line_value() -> None:
+    result = CliRunner().invoke(cli, ["serve", "itsm", "--admin-token", "a" * 32])
+    assert result.exit_code == 2
+    assert "No such option" in result.output

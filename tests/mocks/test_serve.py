@@ -139,10 +139,12 @@ def test_the_serve_command_serves_a_model_file_over_tls(tmp_path: Path) -> None:
         str(ca_file),
         "--credential",
         "agent:pw",
-        "--admin-token",
-        "cli-admin",
     ]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "MYNA_ADMIN_TOKEN": "cli-admin-token-of-the-test",
+    }
     with subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     ) as process:

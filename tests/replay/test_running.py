@@ -21,6 +21,8 @@ from myna.replay.mock_world import MockWorlds, Replayers, ToolboxTranslator
 from myna.replay.sample_logs import INCIDENTS, SAMPLES, TABLE, failure_sessions, incident_model
 from myna.replay.server import create_app
 
+EPISODE_TOKEN = "episode-server-token-for-tests"
+
 MODEL = incident_model()
 MODEL_REF = ModelRef(path="incident.model.yaml")
 TARGET = INCIDENTS["INC0010002"]
@@ -93,7 +95,8 @@ def test_env_on_the_mock_passes_gymnasiums_checker(resolve: Episode, replayers: 
 
 @pytest.fixture
 def server(episodes: dict[str, Episode], replayers: Replayers) -> TestClient:
-    return TestClient(create_app(list(episodes.values()), replayers))
+    app = create_app(list(episodes.values()), replayers, token=EPISODE_TOKEN)
+    return TestClient(app, headers={"Authorization": f"Bearer {EPISODE_TOKEN}"})
 
 
 def _mock_path(base_url: str) -> str:

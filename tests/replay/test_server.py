@@ -23,6 +23,8 @@ from myna.replay.mock_world import MockWorlds, Replayers, side_effect_resources
 from myna.replay.server import create_app
 from tests.replay.conftest import A2, U1, resolve_episode
 
+EPISODE_TOKEN = "episode-server-token-for-tests"
+
 ITSM = ModelRef(name="itsm")
 TABLE = "/api/now/table"
 RESOLVE = {
@@ -59,7 +61,8 @@ def episode(replayers: Replayers) -> Episode:
 
 @pytest.fixture
 def server(episode: Episode, replayers: Replayers) -> Iterator[TestClient]:
-    with TestClient(create_app([episode], replayers)) as client:
+    app = create_app([episode], replayers, token=EPISODE_TOKEN)
+    with TestClient(app, headers={"Authorization": f"Bearer {EPISODE_TOKEN}"}) as client:
         yield client
 
 
@@ -281,3 +284,14 @@ def test_in_process_a_batch_hiding_a_forbidden_call_is_never_sent(
     assert "DELETE" in attempt.repercussion.detail
     assert attempt.world.changes() == []
     assert [call.nested for call in attempt.calls] == [False, True]
+
+
+def test_listing_and_reset_need_the_servers_token(episode: Episode, replayers: Replayers) -> None:
+    app = create_app([episode], replayers, token=EPISODE_TOKEN)
+    with TestClient(app) as anyone:
+        wrong = {"Authorization": "Bearer not-the-token"}
+        for headers in ({}, wrong):
+            assert anyone.get("/episodes", headers=headers).status_code == 401
+            assert anyone.post(f"/episodes/{episode.id}/reset", headers=headers).status_code == 401
+        right = {"Authorization": f"Bearer {EPISODE_TOKEN}"}
+        assert anyone.get("/episodes", headers=right).status_code == 200

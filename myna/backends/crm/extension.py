@@ -427,7 +427,7 @@ def rejection(refusal: Refused) -> Rejection:
 def token(call: RouteCall) -> MockResponse:
     """`POST /services/oauth2/token`: the runtime's credentials decide; Salesforce's shape."""
     form = dict(parse_qsl(call.request.body.decode("utf-8", "replace"))) | dict(call.request.query)
-    issued = call.mock.auth.issue_token(form, call.request.base_url)
+    issued = call.mock.auth.issue_token(form, call.request.base_url, call.world)
     if issued is None:
         refused = {"error": "invalid_grant", "error_description": "authentication failure"}
         return MockResponse(400, [_JSON], payload=refused)

@@ -1002,21 +1002,19 @@ def token(call: RouteCall) -> MockResponse:
     form: dict[str, str] = dict(parse_qsl(call.request.body.decode("utf-8", "replace")))
     auth = call.mock.auth
     grant = form.get("grant_type", "")
-    user: str | None = None
     if grant == "refresh_token":
-        user = auth.redeem_refresh_token(form.get("refresh_token", ""))
-        access = None if user is None else auth.grant(user)
+        access = auth.redeem_refresh_token(form.get("refresh_token", ""), call.world)
     else:
-        issued = auth.issue_token(form, call.request.base_url)
+        issued = auth.issue_token(form, call.request.base_url, call.world)
         access = None if issued is None else str(issued["access_token"])
-        user = form.get("username") if grant == "password" else None
-    if access is None:
+    holder = None if access is None else auth.holder(access)
+    if access is None or holder is None:
         refused = {"error_description": "access_denied", "error": "server_error"}
         return MockResponse(401, [_JSON], payload=refused)
     body: dict[str, Any] = {"access_token": access}
-    if user is not None:
+    if grant != "client_credentials":
         # The client-credentials grant carries no refresh token (ServiceNow OAuth docs).
-        body["refresh_token"] = auth.issue_refresh_token(user)
+        body["refresh_token"] = auth.issue_refresh_token(*holder)
     body.update(scope="useraccount", token_type="Bearer", expires_in=_TOKEN_LIFETIME)
     return MockResponse(200, [_JSON], payload=body)
 

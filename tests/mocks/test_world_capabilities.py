@@ -1,0 +1,182 @@
+"""Worlds are capabilities (`myna serve`'s default): an agent holding world A's credential can
+read and write A, and can neither read, write nor detect world B; without a credential no one
+can tell an existing world from a missing one. Over HTTP, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from myna.mocks.cli import served_mock
+from myna.mocks.serve import serving
+from myna.mocks.sqlstore import SqlStore
+
+ADMIN_TOKEN = "capability-admin-token"
+INCIDENTS = "/api/now/table/incident"
+SHARED = {"Authorization": "Bearer myna-token"}
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    url: str
+    credentials: dict[str, dict[str, str]]  # world -> what the admin API handed out
+
+    def bearer(self, world: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.credentials[world]['token']}"}
+
+    def basic(self, world: str) -> tuple[str, str]:
+        given = self.credentials[world]
+        return given["user"], given["password"]
+
+    def get(self, path: str, headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:
+        return httpx.get(self.url + path, headers=headers, timeout=30, **kw)
+
+    def admin(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        return httpx.request(method, f"{self.url}/_myna/admin{path}", headers=headers, **kw)
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    from tests.conftest import postgres_schema
+
+    if request.param == "sqlite":
+        db = f"sqlite:///{tmp_path_factory.mktemp('capabilities') / 'myna.db'}"
+        yield from _served(db)
+    else:
+        with postgres_schema() as db:
+            yield from _served(db)
+
+
+def _served(db: str) -> Iterator[Server]:
+    mock = served_mock("itsm", db=db, admin_token=ADMIN_TOKEN)
+    assert isinstance(mock.store, SqlStore)
+    with serving(mock, threadpool=True) as running:
+        server = Server(running.base_url, {})
+        for world, body in (
+            ("a", {"id": "world-a", "fork_of": "default"}),
+            ("b", {"fork_of": "default"}),
+        ):
+            created = server.admin("POST", "/worlds", json=body)
+            assert created.status_code == 201, created.text
+            server.credentials[world] = created.json()["credentials"]
+            server.credentials[world]["id"] = created.json()["id"]
+        yield server
+    mock.store.close()
+
+
+def _world(server: Server, name: str) -> str:
+    return server.credentials[name]["id"]
+
+
+def test_a_world_credential_reaches_its_world(server: Server) -> None:
+    a = _world(server, "a")
+    by_bearer = server.get(f"/worlds/{a}{INCIDENTS}", server.bearer("a"))
+    by_basic = httpx.get(f"{server.url}/worlds/{a}{INCIDENTS}", auth=server.basic("a"), timeout=30)
+    by_header = server.get(INCIDENTS, {**server.bearer("a"), "X-Myna-World": a})
+
+    assert [r.status_code for r in (by_bearer, by_basic, by_header)] == [200, 200, 200]
+    assert by_bearer.json() == by_basic.json() == by_header.json()
+
+
+def _as_missing(server: Server, response: httpx.Response, headers: dict[str, str]) -> None:
+    """The answer is exactly the one for a world that does not exist."""
+    missing = server.get(f"/worlds/no-such-world{INCIDENTS}", headers)
+    assert response.status_code == missing.status_code == 404
+    assert response.json()["error"]["detail"] == missing.json()["error"]["detail"]
+
+
+def test_world_a_credential_cannot_read_world_b(server: Server) -> None:
+    b = _world(server, "b")
+    for headers in (server.bearer("a"), {**server.bearer("a"), "X-Myna-World": b}):
+        path = f"/worlds/{b}{INCIDENTS}" if "X-Myna-World" not in headers else INCIDENTS
+        _as_missing(server, server.get(path, headers), server.bearer("a"))
+
+
+def test_world_a_credential_cannot_write_world_b(server: Server) -> None:
+    b = _world(server, "b")
+    response = httpx.post(
+        f"{server.url}/worlds/{b}{INCIDENTS}",
+        headers=server.bearer("a"),
+        json={"short_description": "planted"},
+        timeout=30,
+    )
+    _as_missing(server, response, server.bearer("a"))
+    assert server.admin("GET", f"/worlds/{b}/diff").json()["changes"] == []
+
+
+def test_a_batch_in_world_a_cannot_reach_world_b(server: Server) -> None:
+    a, b = _world(server, "a"), _world(server, "b")
+    item = {"id": "1", "method": "GET", "url": f"/worlds/{b}{INCIDENTS}", "headers": []}
+    response = httpx.post(
+        f"{server.url}/worlds/{a}/api/now/v1/batch",
+        headers=server.bearer("a"),
+        json={"batch_request_id": "x", "rest_requests": [item]},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    assert response.json()["serviced_requests"][0]["status_code"] == 404
+
+
+def test_world_a_basic_credential_cannot_get_a_token_for_world_b(server: Server) -> None:
+    user, password = server.basic("a")
+    form = {"grant_type": "password", "username": user, "password": password}
+    own = httpx.post(f"{server.url}/worlds/{_world(server, 'a')}/oauth_token.do", data=form)
+    other = httpx.post(f"{server.url}/worlds/{_world(server, 'b')}/oauth_token.do", data=form)
+    missing = httpx.post(f"{server.url}/worlds/no-such-world/oauth_token.do", data=form)
+
+    assert own.status_code == 200
+    assert (other.status_code, other.json()) == (missing.status_code, missing.json())
+    token = {"Authorization": f"Bearer {own.json()['access_token']}"}
+    assert server.get(f"/worlds/{_world(server, 'a')}{INCIDENTS}", token).status_code == 200
+    _as_missing(server, server.get(f"/worlds/{_world(server, 'b')}{INCIDENTS}", token), token)
+
+
+def test_the_shared_credential_reaches_the_default_world_only(server: Server) -> None:
+    assert server.get(INCIDENTS, SHARED).status_code == 200
+    _as_missing(server, server.get(f"/worlds/{_world(server, 'a')}{INCIDENTS}", SHARED), SHARED)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer myw_d29ybGQtYQ.forged"}],
+    ids=["none", "unknown-token", "forged-world-key"],
+)
+def test_without_a_good_credential_existing_and_missing_worlds_look_alike(
+    server: Server, headers: dict[str, str]
+) -> None:
+    existing = server.get(f"/worlds/{_world(server, 'a')}{INCIDENTS}", headers)
+    missing = server.get(f"/worlds/no-such-world{INCIDENTS}", headers)
+    by_header = server.get(INCIDENTS, {**headers, "X-Myna-World": _world(server, "a")})
+
+    assert existing.status_code == missing.status_code == by_header.status_code == 401
+    assert existing.json() == missing.json() == by_header.json()
+
+
+def test_world_keys_are_accepted_by_every_process_with_the_admin_token(server: Server) -> None:
+    """The key is derived from the admin token: a second mock over the same store (as a second
+    process would be) accepts it without being told."""
+    from myna.backends import builtin_model
+    from myna.mocks.auth import Authenticator, Credentials
+
+    auth = Authenticator(
+        builtin_model("itsm").conventions.auth,
+        Credentials(),
+        admin_token=ADMIN_TOKEN,
+        open_worlds=False,
+    )
+    a = _world(server, "a")
+    token = server.credentials["a"]["token"]
+    assert auth.principal({"authorization": f"Bearer {token}"}, a) is not None
+    assert auth.principal({"authorization": f"Bearer {token}"}, _world(server, "b")) is None
+    basic = base64.b64encode(f"{a}:{token}".encode()).decode()
+    assert auth.principal({"authorization": f"Basic {basic}"}, a) is not None
