@@ -41,15 +41,16 @@ FIELDS = (
     "close_code",
 )
 REPO = Path(__file__).resolve().parents[2]
+ADMIN_TOKEN = "concurrency-admin-token"
 
 
 @contextmanager
-def _server(db: str, *options: str) -> Iterator[tuple[str, int]]:
+def _server(db: str, *options: str, admin_token: str = ADMIN_TOKEN) -> Iterator[tuple[str, int]]:
     """`myna serve itsm` on `db` in its own process, once it answers; its base URL and pid."""
     port = free_port()
     command = [sys.executable, "-c", "from myna.cli import main; main()", "serve", "itsm"]
     command += ["--db", db, "--port", str(port), *options]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MYNA_ADMIN_TOKEN": admin_token}
     with subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     ) as process:
@@ -105,16 +106,15 @@ def two_servers(
 
 def test_workers_are_processes_sharing_the_worlds(tmp_path: Path) -> None:
     """`--workers 2`: two processes answer on the port, and a world one made is every one's."""
-    with _server(f"sqlite:///{tmp_path / 'myna.db'}", "--workers", "2", "--admin-token", "t") as (
-        base_url,
-        pid,
-    ):
+    with _server(f"sqlite:///{tmp_path / 'myna.db'}", "--workers", "2") as (base_url, pid):
         assert len(_children(pid)) == 2
-        admin = {"Authorization": "Bearer t"}
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
         made = httpx.post(f"{base_url}/_myna/admin/worlds", json={"id": "w"}, headers=admin)
         assert made.status_code == 201, made.text
+        # The world's own credential, which every worker accepts (derived from the admin token).
+        key = {"Authorization": f"Bearer {made.json()['credentials']['token']}"}
         for _ in range(8):  # a new connection each: the kernel hands them to either worker
-            found = httpx.get(f"{base_url}/worlds/w{INCIDENTS}?sysparm_limit=1", auth=AUTH)
+            found = httpx.get(f"{base_url}/worlds/w{INCIDENTS}?sysparm_limit=1", headers=key)
             assert found.status_code == 200, found.text
 
 
