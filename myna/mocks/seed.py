@@ -28,13 +28,15 @@ value against the model and naming the file, line and field of anything that doe
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import random
 import re
 import string
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +248,9 @@ class _Generator:
         self.counters: dict[str, int] = {}
         self.unique_values: dict[tuple[str, str], set[str]] = {}
         self.as_strings = model.conventions.values_as_strings
+        self.time_fields: dict[str, list[tuple[str, FieldSpec]]] = {}
+        # id(field spec), filled -> an enum's prepared draw; the model keeps the specs alive.
+        self.draws: dict[tuple[int, bool], _Draw] = {}
 
     def resource(self, resource: Resource, count: int) -> Iterator[tuple[str, str, Record]]:
         # One random stream per resource: adding a resource to the model leaves the others'
@@ -365,14 +370,14 @@ class _Generator:
     def _unique(
         self, resource: Resource, spec: FieldSpec, rng: random.Random, fake: Faker, *, needed: bool
     ) -> Any:
-        value = _value(spec, rng, fake, filled=needed)
+        value = _value(spec, rng, fake, filled=needed, draws=self.draws)
         if spec.name not in resource.unique:
             return value
         seen = self.unique_values.setdefault((resource.name, spec.name), set())
         for _ in range(_UNIQUE_TRIES):
             if json.dumps(value) not in seen:
                 break
-            value = _value(spec, rng, fake, filled=needed)
+            value = _value(spec, rng, fake, filled=needed, draws=self.draws)
         else:
             value = f"{value}-{len(seen)}"
         seen.add(json.dumps(value))
@@ -410,12 +415,8 @@ class _Generator:
     ) -> dict[str, Any]:
         names = [
             name
-            for name, spec in resource.fields.items()
-            if _is_time(spec)
-            and name not in (resource.id_field,)
-            and spec.reference is None
-            and spec.generator is None
-            and (name not in owned_by_states or name in required_now or spec.required)
+            for name, spec in self._time_fields(resource)
+            if name not in owned_by_states or name in required_now or spec.required
         ]
         moment = ANCHOR - timedelta(days=rng.uniform(2, 400))
         times: dict[str, Any] = {}
@@ -423,6 +424,20 @@ class _Generator:
             moment += timedelta(minutes=rng.uniform(1, 4 * 24 * 60))
             times[name] = self._format_time(moment, resource.fields[name])
         return times
+
+    def _time_fields(self, resource: Resource) -> list[tuple[str, FieldSpec]]:
+        """The resource's fields a record's timeline fills (found once per resource)."""
+        found = self.time_fields.get(resource.name)
+        if found is None:
+            found = self.time_fields[resource.name] = [
+                (name, spec)
+                for name, spec in resource.fields.items()
+                if _is_time(spec)
+                and name != resource.id_field
+                and spec.reference is None
+                and spec.generator is None
+            ]
+        return found
 
     def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
         if spec.schema_.get("format") == "date":
@@ -616,22 +631,42 @@ def _typed_enum(value: str, schema: JsonSchema) -> Any:
     return value
 
 
-def _value(spec: FieldSpec, rng: random.Random, fake: Faker, *, filled: bool = False) -> Any:
+def _value(
+    spec: FieldSpec,
+    rng: random.Random,
+    fake: Faker,
+    *,
+    filled: bool = False,
+    draws: dict[tuple[int, bool], _Draw] | None = None,
+) -> Any:
     """A value for the field; `filled` when it must not be empty (a state requires it), so an
-    enum's blank choice is not drawn."""
+    enum's blank choice is not drawn. `draws` keeps each enum's prepared draw by field."""
     if spec.enum_frequencies:
-        frequencies = spec.enum_frequencies
-        if filled:
-            kept = {option: n for option, n in frequencies.items() if option != "" and n > 0}
-            frequencies = kept or frequencies
-        options = list(frequencies)
-        weights = list(frequencies.values())
-        return _typed_enum(rng.choices(options, weights=weights)[0], spec.schema_)
+        key = (id(spec), filled)
+        draw = None if draws is None else draws.get(key)
+        if draw is None:
+            draw = _draw(spec.enum_frequencies, filled=filled)
+            if draws is not None:
+                draws[key] = draw
+        options, cumulative = draw
+        return _typed_enum(rng.choices(options, cum_weights=cumulative)[0], spec.schema_)
     schema = spec.schema_
     enum = schema.get("enum")
     if filled and enum and any(option != "" for option in enum):
         schema = {**schema, "enum": [option for option in enum if option != ""]}
     return _from_schema(schema, spec.name, rng, fake, depth=0)
+
+
+_Draw = tuple[list[str], list[int]]
+
+
+def _draw(frequencies: Mapping[str, int], *, filled: bool) -> _Draw:
+    """An enum's options and cumulative weights (`random.choices` draws the same with them as
+    with the weights, without adding them up again for every value)."""
+    if filled:
+        kept = {option: n for option, n in frequencies.items() if option != "" and n > 0}
+        frequencies = kept or frequencies
+    return list(frequencies), list(itertools.accumulate(frequencies.values()))
 
 
 _MAX_DEPTH = 4
@@ -679,22 +714,9 @@ def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> s
     if carried is not None:
         return carried
     fmt = schema.get("format")
-    by_format: dict[str, Callable[[], Any]] = {
-        "email": fake.email,
-        "uri": fake.url,
-        "url": fake.url,
-        "hostname": fake.hostname,
-        "ipv4": fake.ipv4,
-        "ipv6": fake.ipv6,
-        "time": fake.time,
-        "uuid": lambda: mint_id(IdFormat(kind="uuid"), rng),
-        "date": lambda: (ANCHOR.date() - timedelta(days=rng.randint(0, 400))).isoformat(),
-        "date-time": lambda: (ANCHOR - timedelta(minutes=rng.randint(0, 400 * 1440))).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"
-        ),
-    }
-    make = by_format.get(fmt) if isinstance(fmt, str) else None
-    text = make() if make is not None else _by_name(name, rng, fake)
+    text = _by_format(fmt, rng, fake) if isinstance(fmt, str) else None
+    if text is None:
+        text = _by_name(name, rng, fake)
     low = int(schema.get("minLength", 0))
     high = schema.get("maxLength")
     if len(text) < low:
@@ -702,6 +724,32 @@ def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> s
     if high is not None:
         text = text[: int(high)]
     return text
+
+
+_FORMAT_PROVIDERS = {
+    "email": "email",
+    "uri": "url",
+    "url": "url",
+    "hostname": "hostname",
+    "ipv4": "ipv4",
+    "ipv6": "ipv6",
+    "time": "time",
+}
+
+
+def _by_format(fmt: str, rng: random.Random, fake: Faker) -> str | None:
+    """A value of a string format, or None for a format without a maker."""
+    provider = _FORMAT_PROVIDERS.get(fmt)
+    if provider is not None:
+        return str(getattr(fake, provider)())
+    if fmt == "uuid":
+        return mint_id(IdFormat(kind="uuid"), rng)
+    if fmt == "date":
+        return (ANCHOR.date() - timedelta(days=rng.randint(0, 400))).isoformat()
+    if fmt == "date-time":
+        moment = ANCHOR - timedelta(minutes=rng.randint(0, 400 * 1440))
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None
 
 
 def _carried_value(schema: JsonSchema, rng: random.Random) -> str | None:
@@ -727,36 +775,45 @@ def _carried_value(schema: JsonSchema, rng: random.Random) -> str | None:
     return None
 
 
+# Words in a field's name -> the Faker provider that makes its values; the first match wins,
+# so the more specific names come first. `headline` is a short sentence without its full stop.
+_BY_NAME: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("email",), "email"),
+    (("phone", "mobile", "fax"), "phone_number"),
+    (("first_name", "firstname"), "first_name"),
+    (("last_name", "lastname"), "last_name"),
+    (("user_name", "username", "login"), "user_name"),
+    (("city",), "city"),
+    (("country",), "country"),
+    (("state", "province"), "state"),
+    (("zip", "postal"), "postcode"),
+    (("street", "address"), "street_address"),
+    (("company", "account", "organization", "vendor"), "company"),
+    (("url", "website", "link"), "url"),
+    (("short_description", "title", "subject", "summary"), "headline"),
+    (("description", "comment", "note", "body", "text"), "paragraph"),
+    (("name",), "name"),
+    (("color", "colour"), "color_name"),
+    (("currency",), "currency_code"),
+)
+
+
 def _by_name(name: str, rng: random.Random, fake: Faker) -> str:
+    provider = _provider_for(name)
+    if provider == "headline":
+        return str(fake.sentence(nb_words=5).rstrip("."))
+    return str(getattr(fake, provider)())
+
+
+@lru_cache(maxsize=4096)
+def _provider_for(name: str) -> str:
+    """The Faker provider for a field of this name (looked up once per name: seeding asks for
+    every value of every record)."""
     lowered = name.lower()
-    # First match wins, so the more specific names come first.
-    rules: tuple[tuple[tuple[str, ...], Any], ...] = (
-        (("email",), fake.email),
-        (("phone", "mobile", "fax"), fake.phone_number),
-        (("first_name", "firstname"), fake.first_name),
-        (("last_name", "lastname"), fake.last_name),
-        (("user_name", "username", "login"), fake.user_name),
-        (("city",), fake.city),
-        (("country",), fake.country),
-        (("state", "province"), fake.state),
-        (("zip", "postal"), fake.postcode),
-        (("street", "address"), fake.street_address),
-        (("company", "account", "organization", "vendor"), fake.company),
-        (("url", "website", "link"), fake.url),
-        (("short_description", "title", "subject", "summary"), _headline(fake)),
-        (("description", "comment", "note", "body", "text"), fake.paragraph),
-        (("name",), fake.name),
-        (("color", "colour"), fake.color_name),
-        (("currency",), fake.currency_code),
+    return next(
+        (provider for words, provider in _BY_NAME if any(word in lowered for word in words)),
+        "word",
     )
-    for words, make in rules:
-        if any(word in lowered for word in words):
-            return str(make())
-    return str(fake.word())
-
-
-def _headline(fake: Faker) -> Any:
-    return lambda: fake.sentence(nb_words=5).rstrip(".")
 
 
 def _stringify(value: Any) -> Any:
