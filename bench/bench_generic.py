@@ -68,15 +68,13 @@ def vendors() -> list[Vendor]:
         files = tuple(sorted(folder.glob("*.har")))
         if files:
             found.append(Vendor(folder.name.removeprefix("jupiterone_graph-"), files, False))
-    nock = tuple(sorted((CORPUS / "nock" / "octokit_fixtures").rglob("normalized-fixture.json")))
+    nock = tuple(sorted((CORPUS / "nock" / "octokit_fixtures").rglob("*.json")))
     if nock:
         found.append(Vendor("github (nock)", nock, True))
     vcr = tuple(sorted((CORPUS / "vcr" / "notion-sdk-py").glob("*.yaml")))
     if vcr:
         found.append(Vendor("notion (vcr)", vcr, True))
-    itsm = ROOT / "myna" / "mocks" / "backends" / "itsm" / "corpus.jsonl"
-    if not itsm.exists():
-        itsm = ROOT / "myna" / "backends" / "itsm" / "corpus.jsonl"
+    itsm = ROOT / "myna" / "backends" / "itsm" / "corpus.jsonl"
     found.append(Vendor("README main job (itsm)", (itsm,), False, service="itsm"))
     return found
 

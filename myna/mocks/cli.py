@@ -2,7 +2,9 @@
 
 The default world is seeded, in this order of precedence, from `--seed-dir` files; from a
 built-in back end's reference world (the consistent records its reference service leaves after
-its corpus) unless `--generated` is given; else from `--records` generated records per resource.
+its corpus) unless `--generated` is given; from the records a learned model's traces showed,
+topped up to `--records` per resource, unless `--generated` is given; else from `--records`
+generated records per resource.
 """
 
 from __future__ import annotations
@@ -272,8 +274,8 @@ def _seed_default_world(
     generated: bool,
 ) -> None:
     from myna.mocks.runtime import DEFAULT_WORLD
+    from myna.mocks.seed import has_recorded, seed_from_files, seed_recorded
     from myna.mocks.seed import seed as seed_store
-    from myna.mocks.seed import seed_from_files
 
     if any(info.id == DEFAULT_WORLD for info in store.worlds()):
         return  # a shared database that another process already seeded
@@ -285,6 +287,8 @@ def _seed_default_world(
         snapshot: str | None = None
         if files is not None:
             snapshot = seed_from_files(model, store, files)
+        elif has_recorded(model) and not generated:
+            snapshot = seed_recorded(model, store, seed=seed, top_up=records or 0)
         elif count > 0:
             snapshot = seed_store(model, store, seed=seed, records=count)
     store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)

@@ -130,6 +130,10 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
             (refused if spec.write_policy == "refuse" else ignored).add(name)
             continue
         write_properties[name] = _write_schema(spec, as_strings, conventions.datetime_format)
+    for name, schema in resource.inputs.items():
+        sent = _accepted(schema)
+        known = write_properties.get(name)
+        write_properties[name] = sent if known is None else {"anyOf": [known, sent]}
     if resource.id_field not in properties:
         properties[resource.id_field] = {"type": ["string", "integer"]}
     # No "required": a projection (sysparm_fields, fields=) legitimately leaves out any field.
@@ -162,7 +166,7 @@ def compile_resource(resource: Resource, conventions: Conventions) -> ResourceCo
         update_validator=_request_validator(update_schema),
         create_schema=create_schema,
         update_schema=update_schema,
-        ignored_on_write=frozenset(ignored),
+        ignored_on_write=frozenset(ignored | (resource.inputs.keys() - resource.fields.keys())),
         refused_on_write=frozenset(refused),
         references=references,
         state_machines=tuple(resource.state_machines),
@@ -305,7 +309,7 @@ def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None
     ServiceNow journal field: the comment becomes a journal entry, the field reads ""): what the
     responses showed says nothing of what the service accepts, so any string is.
     """
-    schema = _timestamps_as_sent(spec.schema_, datetime_format)
+    schema = _accepted(_timestamps_as_sent(spec.schema_, datetime_format))
     if _only_empty_string(schema):
         schema = {"type": "string"}
     if spec.reference is not None:
@@ -327,6 +331,31 @@ def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None
     if spec.nullable and schema:
         return {"anyOf": [schema, {"type": "null"}]}
     return schema
+
+
+def _accepted(schema: JsonSchema, *, nested: bool = False) -> JsonSchema:
+    """What a write may send inside a field. The keys answers always showed in a nested object
+    are ones the service fills in (Notion completes a rich text's `annotations`), so a request
+    need not send them; and a nested id may come in another spelling than the one answers use
+    (a UUID without its dashes), so nested formats are not checked."""
+    accepted: JsonSchema = {}
+    for key, value in schema.items():
+        if key == "required" or (nested and key in ("format", "pattern")):
+            continue
+        if key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            accepted[key] = [
+                _accepted(s, nested=nested) if isinstance(s, dict) else s for s in value
+            ]
+        elif key == "properties" and isinstance(value, dict):
+            accepted[key] = {
+                name: _accepted(s, nested=True) if isinstance(s, dict) else s
+                for name, s in value.items()
+            }
+        elif key == "items" and isinstance(value, dict):
+            accepted[key] = _accepted(value, nested=True)
+        else:
+            accepted[key] = value
+    return accepted
 
 
 def _only_empty_string(schema: JsonSchema) -> bool:
@@ -434,6 +463,10 @@ def _server_fields(resource: Resource) -> ServerFields:
                 updated.append(name)
         elif _COUNTER.search(name):
             counters.append(name)
+        elif not _holds_text(spec.schema_):
+            # Notion's `created_by` is a user object, not a login: nothing to stamp the
+            # caller's name into.
+            continue
         elif _CREATED_BY.search(name):
             created_by.append(name)
         elif _UPDATED_BY.search(name):
@@ -446,6 +479,12 @@ def _server_fields(resource: Resource) -> ServerFields:
         created_by=tuple(created_by),
         updated_by=tuple(updated_by),
         callers=tuple(callers),
+    )
+
+
+def _holds_text(schema: JsonSchema) -> bool:
+    return not schema or "string" in _schema_type(schema) or any(
+        _holds_text(branch) for branch in schema.get("anyOf", ()) if isinstance(branch, dict)
     )
 
 

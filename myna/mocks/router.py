@@ -9,6 +9,7 @@ branch dead-ends. Parameter names belong to each template, not to the trie posit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 from urllib.parse import unquote
@@ -22,6 +23,8 @@ T = TypeVar("T")
 class _Node(Generic[T]):
     literals: dict[str, _Node[T]] = field(default_factory=dict)
     param: _Node[T] | None = None
+    # `{id}.json`: a parameter followed by a literal suffix in the same segment, by suffix.
+    suffixed: dict[str, _Node[T]] = field(default_factory=dict)
     targets: dict[str, tuple[T, tuple[str, ...]]] = field(default_factory=dict)
 
 
@@ -52,11 +55,15 @@ class Router(Generic[T]):
         node = self._root
         names: list[str] = []
         for segment in split_path(template):
+            suffixed = _SUFFIXED.fullmatch(segment)
             if segment.startswith("{") and segment.endswith("}"):
                 names.append(segment[1:-1])
                 if node.param is None:
                     node.param = _Node()
                 node = node.param
+            elif suffixed is not None:
+                names.append(suffixed["name"])
+                node = node.suffixed.setdefault(suffixed["suffix"], _Node())
             else:
                 node = node.literals.setdefault(segment, _Node())
         verb = method.upper()
@@ -87,10 +94,22 @@ def _walk(node: _Node[T], segments: list[str], index: int, values: list[str]) ->
         found = _walk(literal, segments, index + 1, values)
         if found is not None:
             return found
+    segment = segments[index]
+    for suffix, suffixed in node.suffixed.items():
+        if len(segment) > len(suffix) and segment.endswith(suffix):
+            values.append(segment[: -len(suffix)])
+            found = _walk(suffixed, segments, index + 1, values)
+            if found is not None:
+                return found
+            values.pop()
     if node.param is not None:
-        values.append(segments[index])
+        values.append(segment)
         found = _walk(node.param, segments, index + 1, values)
         if found is not None:
             return found
         values.pop()
     return None
+
+
+_SUFFIXED = re.compile(r"\{(?P<name>[^{}]+)\}(?P<suffix>\.[A-Za-z0-9]+)")
+"""A parameter segment with a file-type suffix: `{ticketId}.json`."""

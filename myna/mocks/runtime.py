@@ -15,7 +15,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -38,6 +38,7 @@ from myna.mocks.extensions import (
     extensions_for,
 )
 from myna.mocks.faults import FaultConfig, FaultState
+from myna.mocks.fill import completed, fillers
 from myna.mocks.messages import MockRequest, MockResponse, Pairs, Refusal
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.rejection import Rejection
@@ -129,6 +130,13 @@ class Mock:
                 for field_name, field in contract.resource.fields.items()
                 if field.has_default and field.stamp is None
             )
+            for name, contract in self.resources.items()
+        }
+        # A service that renders every value as text (ServiceNow) shows a field it never set
+        # as "": it has nothing to fill in.
+        self._completes = not model.conventions.values_as_strings
+        self._fillers = {
+            name: fillers(contract.resource) if self._completes else ()
             for name, contract in self.resources.items()
         }
         self.router: Router[OperationContract] = Router()
@@ -233,6 +241,9 @@ class Mock:
             self.call_log(world).record(
                 Call.of(request, response, started, (self.clock() - started) * 1000.0)
             )
+        origin = request.headers.get("origin")
+        if origin is not None:
+            response.headers = [*response.headers, *_cors_headers(origin)]
         return response
 
     def _world_of(self, request: MockRequest) -> tuple[str, str]:
@@ -279,6 +290,8 @@ class Mock:
         if extra is not None:
             return self._extension_route(world, extra, request)
         matched = self.router.match(method, path)
+        if isinstance(matched, MethodMismatch) and method in ("OPTIONS", "HEAD"):
+            return self._implied(method, world, path, request, matched.allowed)
         auth = self.model.conventions.auth
         if isinstance(matched, Match) and (
             matched.target.operation.kind == "auth" or path == auth.token_path
@@ -329,6 +342,34 @@ class Mock:
                 contract.response_validator, response.json(), method=method, path=path
             )
         return response
+
+    def _implied(
+        self,
+        method: str,
+        world: str,
+        path: str,
+        request: MockRequest,
+        allowed: tuple[str, ...],
+    ) -> MockResponse:
+        """HTTP's own methods on a path the model serves: OPTIONS (a CORS preflight, which
+        carries no credentials) lists what the path allows; HEAD is GET without the body."""
+        if method == "OPTIONS":
+            heads = ("HEAD",) if "GET" in allowed else ()
+            methods = ", ".join(sorted({*allowed, *heads, "OPTIONS"}))
+            headers = [("Allow", methods), ("Access-Control-Allow-Methods", methods)]
+            asked = request.headers.get("access-control-request-headers")
+            if asked:
+                headers.append(("Access-Control-Allow-Headers", asked))
+            return MockResponse(204, headers)
+        if "GET" not in allowed:
+            raise Rejection(
+                405,
+                f"{method} is not allowed on {path}",
+                detail=f"allowed: {', '.join(allowed)}",
+                headers=(("Allow", ", ".join(allowed)),),
+            )
+        answered = self._dispatch(world, path, replace(request, method="GET"))
+        return MockResponse(answered.status, answered.headers)
 
     def _extension_route(
         self, world: str, matched: Match[Route], request: MockRequest
@@ -455,8 +496,11 @@ class Mock:
         sent = self._body(contract, resource, request)
         spec = resource.resource
         record: Record = {
-            name: default for name, default in self._defaults[spec.name] if name not in sent
+            name: default for name, default in self._fillers[spec.name] if name not in sent
         }
+        record.update(
+            (name, default) for name, default in self._defaults[spec.name] if name not in sent
+        )
         record.update(sent)
         for machine in resource.state_machines:
             if _empty(record.get(machine.field)) and machine.initial:
@@ -698,6 +742,9 @@ class Mock:
                 continue
             if name in resource.references and isinstance(value, dict):
                 value = value.get("value")
+            elif self._completes and isinstance(value, dict | list):
+                spec = resource.resource.fields.get(name)
+                value = completed(value, spec.schema_, name) if spec is not None else value
             sent[name] = value
         return sent
 
@@ -797,8 +844,12 @@ class Mock:
         self, resource: ResourceContract, record: Record, tx: Transaction, principal: str
     ) -> str:
         """Mint the id and numbers and stamp a new record; returns its id."""
-        record_id = self._mint_id(resource, tx)
-        record[resource.resource.id_field] = record_id
+        own = resource.resource
+        minted = self._mint(resource, own.id_field, own.id_format, tx)
+        # The record holds the id in its recorded type (GitHub's ids are numbers); the store
+        # keys records by its text.
+        record[own.id_field] = minted
+        record_id = str(minted)
         for field in resource.server.minted:
             if _empty(record.get(field.name)) and field.generator is not None:
                 record[field.name] = self._mint(resource, field.name, field.generator, tx)
@@ -853,10 +904,6 @@ class Mock:
         text = moment.strftime(fmt) if fmt else moment.isoformat().replace("+00:00", "Z")
         self._last_stamp = (second, text)
         return text
-
-    def _mint_id(self, resource: ResourceContract, tx: Transaction) -> str:
-        spec = resource.resource
-        return str(self._mint(resource, spec.id_field, spec.id_format, tx))
 
     def _mint(self, resource: ResourceContract, name: str, fmt: IdFormat, tx: Transaction) -> Any:
         counter = ids.counter_name(resource.resource.name, name)
@@ -1118,6 +1165,17 @@ def _effect_value(effect: Effect, body: Any) -> Any:
         else:
             return _ABSENT
     return value
+
+
+def _cors_headers(origin: str) -> Pairs:
+    """What a browser needs to let a page on another origin read the answer: any origin, as
+    a mock serves whoever holds its credentials, with the paging headers readable."""
+    return [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Access-Control-Expose-Headers", "Link, X-Total-Count, Location"),
+        ("Vary", "Origin"),
+    ]
 
 
 def _typed(resource: ResourceContract, name: str, value: Any) -> Any:

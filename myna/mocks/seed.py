@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import math
 import random
 import re
 import string
@@ -56,7 +57,7 @@ from myna.schemas.model import (
     ServiceModel,
     StateMachine,
 )
-from myna.schemas.shape import unwrap_pattern
+from myna.schemas.shape import OBSERVED, unwrap_pattern
 from myna.schemas.values import ID_PATTERNS, SPACED_DATETIME
 
 __all__ = [
@@ -65,10 +66,12 @@ __all__ = [
     "could_be_id",
     "counters_after",
     "generate",
+    "has_recorded",
     "prepared",
     "read_files",
     "seed",
     "seed_from_files",
+    "seed_recorded",
     "seeding_order",
     "stored_value_schema",
     "with_recorded",
@@ -104,6 +107,31 @@ def seed(
     `name` is given). `records` is a count per resource, or counts for some resources."""
     data = generate(model, seed=seed, records=records)
     return store.load_base(data.records, name or f"seed-{seed}", sequences=data.sequences)
+
+
+def seed_recorded(
+    model: ServiceModel,
+    store: Store,
+    *,
+    seed: int,
+    top_up: int | Mapping[str, int] = 0,
+    name: str | None = None,
+) -> str:
+    """Load the records a learned model's traces showed (each resource's `records`), topped
+    up with generated ones (`with_recorded`), as a base snapshot; return its id."""
+    recorded = [
+        (resource.name, str(record[resource.id_field]), dict(record))
+        for resource in model.resources.values()
+        for record in resource.records
+        if record.get(resource.id_field) not in (None, "")
+    ]
+    data = with_recorded(model, recorded, seed=seed, top_up=top_up)
+    return store.load_base(data.records, name or f"recorded-{seed}", sequences=data.sequences)
+
+
+def has_recorded(model: ServiceModel) -> bool:
+    """Whether the model kept records its traces showed, for a mock to start with."""
+    return any(resource.records for resource in model.resources.values())
 
 
 def seed_from_files(
@@ -319,7 +347,7 @@ class _Generator:
             self.counters[counter] = number
         text = mint_id(fmt, rng, number=number, now_ms=_millis(ANCHOR))
         spec = resource.fields.get(name)
-        if fmt.kind == "integer" and spec is not None and _type_of(spec.schema_) == "integer":
+        if fmt.kind == "integer" and spec is not None and type_of(spec.schema_) == "integer":
             return text, int(text)
         return text, text
 
@@ -569,7 +597,7 @@ def _is_time(spec: FieldSpec) -> bool:
     pattern = spec.schema_.get("pattern")
     return (
         fmt is None
-        and _type_of(spec.schema_) == "string"
+        and type_of(spec.schema_) == "string"
         and not _only_empty(spec.schema_)
         and not {"enum", "const"} & spec.schema_.keys()
         and (pattern is None or unwrap_pattern(pattern) == SPACED_DATETIME)
@@ -604,21 +632,21 @@ def _only_empty(schema: JsonSchema) -> bool:
     return bool(strings) and all(b.get("maxLength") == 0 for b in strings)
 
 
-def _type_of(schema: JsonSchema) -> str | None:
+def type_of(schema: JsonSchema) -> str | None:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
     if kind is None:
         for key in ("anyOf", "oneOf"):
             for option in schema.get(key, ()):
-                found = _type_of(option)
+                found = type_of(option)
                 if found is not None and found != "null":
                     return found
     return kind if isinstance(kind, str) else None
 
 
 def _typed_enum(value: str, schema: JsonSchema) -> Any:
-    kind = _type_of(schema)
+    kind = type_of(schema)
     try:
         if kind == "integer":
             return int(value)
@@ -654,7 +682,7 @@ def _value(
     enum = schema.get("enum")
     if filled and enum and any(option != "" for option in enum):
         schema = {**schema, "enum": [option for option in enum if option != ""]}
-    return _from_schema(schema, spec.name, rng, fake, depth=0)
+    return value_from_schema(schema, spec.name, rng, fake, depth=0)
 
 
 _Draw = tuple[list[str], list[int]]
@@ -672,22 +700,30 @@ def _draw(frequencies: Mapping[str, int], *, filled: bool) -> _Draw:
 _MAX_DEPTH = 4
 
 
-def _from_schema(schema: JsonSchema, name: str, rng: random.Random, fake: Faker, depth: int) -> Any:
+def _number_from(schema: JsonSchema, kind: str, rng: random.Random) -> int | float:
+    """A number within the schema's bounds, else within the range the traces showed."""
+    observed = schema.get(OBSERVED) or {}
+    low = schema.get("minimum", observed.get("minimum", 0))
+    high = schema.get("maximum", observed.get("maximum", max(low, 0) + 1000))
+    if kind == "integer":
+        return rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+    return round(rng.uniform(float(low), float(high)), 2)
+
+
+def value_from_schema(
+    schema: JsonSchema, name: str, rng: random.Random, fake: Faker, depth: int
+) -> Any:
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
         return rng.choice(list(schema["enum"]))
     for key in ("anyOf", "oneOf"):
-        options = [o for o in schema.get(key, ()) if _type_of(o) not in (None, "null")]
+        options = [o for o in schema.get(key, ()) if type_of(o) not in (None, "null")]
         if options:
-            return _from_schema(options[0], name, rng, fake, depth)
-    kind = _type_of(schema)
-    if kind == "integer":
-        low = int(schema.get("minimum", 0))
-        return rng.randint(low, int(schema.get("maximum", max(low, 0) + 1000)))
-    if kind == "number":
-        floor = float(schema.get("minimum", 0))
-        return round(rng.uniform(floor, float(schema.get("maximum", floor + 1000))), 2)
+            return value_from_schema(options[0], name, rng, fake, depth)
+    kind = type_of(schema)
+    if kind in ("integer", "number"):
+        return _number_from(schema, kind, rng)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
@@ -696,13 +732,13 @@ def _from_schema(schema: JsonSchema, name: str, rng: random.Random, fake: Faker,
         items = schema.get("items") or {"type": "string"}
         low = int(schema.get("minItems", 0))
         size = rng.randint(low, max(low, int(schema.get("maxItems", 3))))
-        return [_from_schema(items, name, rng, fake, depth + 1) for _ in range(size)]
+        return [value_from_schema(items, name, rng, fake, depth + 1) for _ in range(size)]
     if kind == "object":
         if depth >= _MAX_DEPTH:
             return {}
         required = set(schema.get("required", ()))
         return {
-            key: _from_schema(sub, key, rng, fake, depth + 1)
+            key: value_from_schema(sub, key, rng, fake, depth + 1)
             for key, sub in schema.get("properties", {}).items()
             if key in required or rng.random() >= _EMPTY_SHARE
         }
@@ -932,7 +968,7 @@ def _csv_rows(path: Path, resource: Resource, model: ServiceModel) -> Iterator[t
 def _from_csv(text: str, spec: FieldSpec | None, as_strings: bool, path: Path, line: int) -> Any:
     if spec is None or as_strings:
         return text
-    kind = _type_of(spec.schema_)
+    kind = type_of(spec.schema_)
     if text == "":
         return None if kind != "string" else ""
     try:

@@ -14,6 +14,8 @@ from typing import Any
 
 from myna.schemas.evidence import Tally
 from myna.schemas.model import Auth, AuthScheme, Envelope, ErrorShape, Pagination
+from myna.schemas.paths import singular
+from myna.schemas.records import GENERIC_LIST_KEYS
 
 EnvelopeKey = tuple[str, str | None, str | None, str | None, str | None, str | None, bool]
 """(style, item_key, list_key, total_key, next_key, done_key, record_attributes)."""
@@ -138,9 +140,11 @@ def resource_envelope(
     `extras` are the other keys its lists carried (`"object": "list"`), kept with a value so that
     the mock's lists carry them too; `request_key` wraps what a write sends (`{"ticket": {...}}`),
     learned from writes, else implied by the item wrapper when the resource was never written."""
-    own = envelope_from(envelopes) if envelopes else service.model_copy()
-    if own.style == "bare" and service.style == "wrapped" and not envelopes:
-        own = service.model_copy()
+    own = envelope_from(envelopes) if envelopes else _inherited(service)
+    if _names_its_items(own, service):
+        # The service wraps a record under its kind's name (`{"group": {...}}`), and this
+        # resource's lists are `{"tickets": [...]}`: one ticket is `{"ticket": {...}}`.
+        own.item_key = singular(str(own.list_key))
     computed = {*TOTAL_KEYS, *DONE_KEYS, *(name for name in NEXT_KEYS if extras.get(name))}
     own.extra = {name: value for name, value in sorted(extras.items()) if name not in computed}
     own.request_key = request_key
@@ -148,6 +152,29 @@ def resource_envelope(
         own.request_key = own.item_key
     if _same_wrapping(own, service):
         return None
+    return own
+
+
+def _names_its_items(own: Envelope, service: Envelope) -> bool:
+    return (
+        own.item_key is None
+        and own.list_key is not None
+        and own.list_key not in GENERIC_LIST_KEYS
+        and service.item_key is not None
+        and service.item_key not in GENERIC_ITEM_KEYS
+    )
+
+
+def _inherited(service: Envelope) -> Envelope:
+    """The wrapping a resource whose answers never showed one takes from its service: a
+    generic wrapper (`result`), never another resource's own name (`{"user": {...}}`)."""
+    own = service.model_copy()
+    if own.item_key not in GENERIC_ITEM_KEYS:
+        own.item_key = None
+    if own.list_key not in GENERIC_LIST_KEYS:
+        own.list_key = None
+    if own.item_key is None and own.list_key is None:
+        own.style = "bare"
     return own
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
 from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
+from myna.schemas.complete import complete
 from myna.schemas.entry_values import volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
@@ -71,6 +72,7 @@ from myna.schemas.operations import (
 from myna.schemas.paths import (
     PARAM,
     api_base,
+    item_under,
     param_name,
     service_name,
     site_of,
@@ -91,7 +93,7 @@ from myna.schemas.records import (
     unwrap,
     view_of,
 )
-from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, sampled
+from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.traces.model import Exchange, Session, ToolCall
@@ -368,7 +370,7 @@ class ServiceLearner:
         resources = self._resources()
         self._behaviour(resources)
         operations = self._operations(resources)
-        return ServiceModel(
+        model = ServiceModel(
             name=self.name,
             servers=sorted(self.servers),
             base_path=self.group.base,
@@ -376,6 +378,7 @@ class ServiceLearner:
             resources=resources,
             operations=operations,
         )
+        return complete(model) if self.options.complete else model
 
     # pass 1 ----------------------------------------------------------------------------
 
@@ -832,6 +835,7 @@ class ServiceLearner:
             envelope = self._resource_envelope(name, shape)
             request_key = (envelope or self.envelope).request_key
             fields = self._fields(name, shape, id_name, request_key)
+            inputs = self._inputs(name, shape, request_key)
             # Numbered fields (INC0010001) are as unique as the id: the service mints both.
             numbered = [key for key, spec in fields.items() if spec.generator is not None]
             resources[name] = Resource(
@@ -844,6 +848,7 @@ class ServiceLearner:
                 display_field=display_field(shape, id_name),
                 unique=[id_name, *numbered],
                 envelope=envelope,
+                inputs=inputs,
                 records=list(self.sightings.get(name, {}).values())
                 if self.options.records
                 else [],
@@ -930,7 +935,7 @@ class ServiceLearner:
             collection = item.rsplit("/", 1)[0]
         if item is None and collection is not None and self._item_convention:
             # Every resource seen both ways keeps its records at `<collection>/{id}`.
-            item = f"{collection}/{{{id_name}}}"
+            item = item_under(collection, id_name)
         return collection, item
 
     def _item_paths_follow_collections(self) -> bool:
@@ -1003,7 +1008,7 @@ class ServiceLearner:
                 nullable=child.nulls > 0,
                 server_generated=generated or weak,
                 read_only=generated or weak,
-                required_on_create=bool(create_requests)
+                required_on_create=len(create_requests) >= _CREATES_TO_REQUIRE
                 and all(field_name in r for r in create_requests),
                 evidence=tally.evidence(samples=child.count, scale=0.3 if weak else 1.0),
             )
@@ -1024,6 +1029,18 @@ class ServiceLearner:
             spec.generator = sequence_format(child) if minted else None
             fields[field_name] = spec
         return fields
+
+    def _inputs(self, name: str, shape: Shape, request_key: str | None) -> dict[str, JsonSchema]:
+        """The fields writes sent that no record of the resource ever showed, or sent in
+        another structure than records show them, with the schema of what was sent."""
+        sent: dict[str, JsonSchema] = {}
+        for request in self.requests.get(name, []):
+            body = request.props.get(request_key, request) if request_key else request
+            for key, child in body.props.items():
+                if key != request_key and _input_of_its_own(child, shape.props.get(key)):
+                    schema = child.schema()
+                    sent[key] = merge_schemas(sent[key], schema) if key in sent else schema
+        return dict(sorted(sent.items()))
 
     def _reference(self, field_name: str, shape: Shape, owner: str) -> Reference | None:
         link = shape.props.get("link")
@@ -1414,6 +1431,34 @@ def _request_wrapper(request: Shape, record: Shape) -> str | None:
     if child.objects != request.count or key in record.props:
         return None
     return key
+
+
+_CREATES_TO_REQUIRE = 3
+"""Creates that all sent a field before the mock refuses one without it: one or two recorded
+creates show what a client happened to send, not what the service insists on."""
+
+
+def _input_of_its_own(sent: Shape, answered: Shape | None) -> bool:
+    """Whether what writes sent for a field is more than a value of the field as answers show
+    it: a field answers never show, or a structure answers never had (Notion takes a title as
+    a list of rich texts and answers it as an object holding that list)."""
+    if answered is None:
+        return True
+    return bool(sent.objects or sent.arrays) and not _within(sent, answered)
+
+
+def _within(sent: Shape, answered: Shape) -> bool:
+    """Whether every key path the writes sent is one the answers have, with the same kind of
+    JSON value (object or list)."""
+    if (sent.objects and not answered.objects) or (sent.arrays and not answered.arrays):
+        return False
+    for key, child in sent.props.items():
+        other = answered.props.get(key)
+        if other is None or not _within(child, other):
+            return False
+    if sent.items is not None:
+        return answered.items is not None and _within(sent.items, answered.items)
+    return True
 
 
 def _unwrapped_request(request: Any, key: str | None) -> Any:

@@ -230,8 +230,11 @@ def _merge_machine(old: StateMachine, new: StateMachine) -> StateMachine:
 
 
 def _merge_operation(old: Operation, new: Operation) -> Operation:
-    if old.evidence.pinned:
+    if old.evidence.pinned or new.inferred is not None:
+        # A convention adds nothing to what traces showed or a person wrote.
         return old
+    if old.inferred is not None:
+        return new
     merged = old.model_copy(deep=True)
     if old.request_schema is not None and new.request_schema is not None:
         merged.request_schema = merge_schemas(old.request_schema, new.request_schema)
@@ -267,7 +270,5 @@ def _merge_operation(old: Operation, new: Operation) -> Operation:
         *old.recorded,
         *(answer for answer in new.recorded if answer not in old.recorded),
     ][:ANSWERS_PER_OPERATION]
-    # An operation the new traces show is no longer only implied by a convention.
-    merged.inferred = old.inferred if new.inferred is not None else None
     merged.evidence = merge_evidence(old.evidence, new.evidence)
     return merged

@@ -180,6 +180,11 @@ class Resource(_Model):
         description="how this resource's bodies are wrapped, where it differs from the "
         "service's (`{\"tickets\": [...]}` beside `{\"agents\": [...]}`)",
     )
+    inputs: dict[str, JsonSchema] = Field(
+        default_factory=dict,
+        description="fields writes send that no answer ever showed (Notion's `children` on a "
+        "new page): accepted, and not stored as part of the record",
+    )
     records: list[dict[str, JsonValue]] = Field(
         default_factory=list,
         description="records the traces showed, as the service stored them: a served mock "

@@ -403,3 +403,12 @@ def param_name(
 def _camel(name: str) -> str:
     head, *rest = re.split(r"[_\-.]", name) or [name]
     return head[:1].lower() + head[1:] + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def item_under(collection: str, param: str) -> str:
+    """Where a collection keeps one record: `<collection>/{param}`, or for a collection named
+    as a file (`/tickets.json`) the record named the same way (`/tickets/{param}.json`)."""
+    found = re.fullmatch(r"(?P<base>.*/[^/{}.]+)(?P<suffix>\.(?:json|xml))", collection)
+    if found is None:
+        return f"{collection.rstrip('/')}/{{{param}}}"
+    return f"{found['base']}/{{{param}}}{found['suffix']}"

@@ -63,6 +63,11 @@ def unwrap(body: Any) -> Unwrapped:
     if list_key is not None:
         items = body[list_key]
         return Unwrapped([item for item in items if isinstance(item, dict)], "many", list_key)
+    if len(body) == 1:
+        # `{"ticket": {"id": 7, ...}}`: a record under its kind's name (Zendesk, Rails apps).
+        ((key, inner),) = body.items()
+        if isinstance(inner, dict) and any(_id_like(inner.get(name)) for name in ID_FIELDS):
+            return Unwrapped([inner], "one", key)
     return Unwrapped([body], "one", None)
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from myna.schemas.facts import weakest_first
-from myna.schemas.model import Evidence, Resource, ServiceModel, StateMachine
+from myna.schemas.model import Evidence, Operation, Resource, ServiceModel, StateMachine
 
 
 def _evidence(evidence: Evidence) -> str:
@@ -102,7 +102,16 @@ def resources_table(model: ServiceModel) -> Table:
 
 def operations_table(model: ServiceModel) -> Table:
     table = Table(title=f"{model.name}: operations")
-    for column in ("operation", "method", "path", "kind", "resource", "statuses", "evidence"):
+    for column in (
+        "operation",
+        "method",
+        "path",
+        "kind",
+        "resource",
+        "statuses",
+        "served",
+        "evidence",
+    ):
         table.add_column(column)
     for operation in model.operations:
         table.add_row(
@@ -112,9 +121,21 @@ def operations_table(model: ServiceModel) -> Table:
             operation.kind,
             operation.resource or "-",
             " ".join(str(response.status) for response in operation.responses),
+            _served(operation),
             _evidence(operation.evidence),
         )
     return table
+
+
+def _served(operation: Operation) -> str:
+    """How the mock answers the operation: simulated over its resource's records, replayed
+    from recorded answers, or completed by a convention the traces never showed."""
+    if operation.inferred is not None:
+        inferred = operation.inferred
+        return f"inferred {inferred.confidence:.0%}: {inferred.convention}"
+    if operation.recorded and (operation.resource is None or operation.kind == "other"):
+        return f"replayed ({len(operation.recorded)} recorded answers)"
+    return "simulated"
 
 
 def state_diagram(resource: Resource, machine: StateMachine) -> Text:

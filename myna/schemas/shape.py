@@ -66,6 +66,11 @@ _PATTERN_FORMATS: dict[Format, str] = {
 }
 
 
+OBSERVED = "x-myna-observed"
+"""Schema keyword holding the numeric range the traces showed ({minimum, maximum}), which
+seeding draws from and nothing enforces."""
+
+
 def wrap_pattern(value_class: str, *, optional: bool) -> str:
     """The pattern a learned string field carries: `^(?:CLASS)$`, or `^(?:CLASS)?$` when the
     service also sends `""` for "no value"."""
@@ -352,8 +357,9 @@ class Shape:
     def _number_schema(self) -> JsonSchema:
         schema: JsonSchema = {"type": "number" if self.floats else "integer"}
         if self.min_num is not None and self.max_num is not None:
-            schema["minimum"] = self.min_num
-            schema["maximum"] = self.max_num
+            # What was seen guides seeding; it is no constraint: a service that showed
+            # priorities 1-2 may well accept 4. A range is enforced only when pinned.
+            schema[OBSERVED] = {"minimum": self.min_num, "maximum": self.max_num}
         return schema
 
     def _object_schema(self) -> JsonSchema:
@@ -536,6 +542,11 @@ def _merge_branch(left: JsonSchema, right: JsonSchema) -> JsonSchema:
             merged[key] = min(mine, theirs)
         elif key == "maximum":
             merged[key] = max(mine, theirs)
+        elif key == OBSERVED:
+            merged[key] = {
+                "minimum": min(mine["minimum"], theirs["minimum"]),
+                "maximum": max(mine["maximum"], theirs["maximum"]),
+            }
     return merged
 
 

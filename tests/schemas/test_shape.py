@@ -23,10 +23,14 @@ from myna.schemas.shape import (
     ("samples", "expected"),
     [
         pytest.param(
-            [1, 5, 3], {"type": "integer", "minimum": 1, "maximum": 5}, id="integer-range"
+            [1, 5, 3],
+            {"type": "integer", "x-myna-observed": {"minimum": 1, "maximum": 5}},
+            id="integer-range",
         ),
         pytest.param(
-            [1, 2.5], {"type": "number", "minimum": 1, "maximum": 2.5}, id="int-and-float"
+            [1, 2.5],
+            {"type": "number", "x-myna-observed": {"minimum": 1, "maximum": 2.5}},
+            id="int-and-float",
         ),
         pytest.param([True, False], {"type": "boolean"}, id="boolean"),
         pytest.param(["a b", None], {"type": ["string", "null"]}, id="nullable"),

@@ -1,0 +1,103 @@
+"""Every vendor's real recordings, learned from scratch with default options, load, serve and
+replay: no learned model is refused, no call answers 5xx, and each vendor's conformance stays
+at least where `bench/bench_generic.py` measured it (BENCHMARKS.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from myna.errors import LearnError
+from myna.mocks import Mock, MockClient
+from myna.mocks.conformance import run_conformance
+from myna.schemas import learn
+from myna.schemas.model import ServiceModel
+from myna.traces import read_many
+from myna.traces.model import Exchange
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "backends" / "itsm" / "corpus.jsonl"
+
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
+
+FLOORS = {
+    "har/jupiterone_graph-asana": 0.98,
+    "har/jupiterone_graph-gitlab": 0.58,
+    "har/jupiterone_graph-jamf": 0.97,
+    "har/jupiterone_graph-jira": 0.56,
+    "har/jupiterone_graph-knowbe4": 1.0,
+    "har/jupiterone_graph-okta": 0.81,
+    "har/jupiterone_graph-salesforce": 1.0,
+    "har/jupiterone_graph-servicenow": 1.0,
+    "har/jupiterone_graph-snipe-it": 0.94,
+    "nock/octokit_fixtures": 0.63,
+    "vcr/notion-sdk-py": 0.70,
+}
+"""Share of recorded exchanges answered as recorded, per corpus folder (measured, rounded down)."""
+
+ONE_WORLD = ("nock/", "vcr/")
+"""Write-rich recordings made one after another against one account: replayed in one world."""
+
+
+def _files(folder: str) -> list[Path]:
+    pattern = "*.har" if folder.startswith("har/") else "*.json" if "nock" in folder else "*.yaml"
+    return sorted((CORPUS / folder).glob(pattern))
+
+
+@pytest.mark.parametrize("folder", sorted(FLOORS))
+def test_each_vendor_replays_at_least_its_measured_share(folder: str) -> None:
+    sessions = list(read_many(_files(folder)))
+    total = matched = 0
+    for model in learn(sessions):
+        report = run_conformance(model, sessions, one_world=folder.startswith(ONE_WORLD))
+        total += report.total
+        matched += report.matched
+        assert not [m for m in report.mismatches if m.status >= 500], folder
+
+    assert matched / total >= FLOORS[folder]
+
+
+def test_the_readme_main_job_replays_its_measured_share() -> None:
+    sessions = list(read_many([ITSM_CORPUS]))
+    [model] = learn(sessions, service="itsm")
+
+    report = run_conformance(model, sessions)
+
+    assert report.matched / report.total >= 0.84
+
+
+def _every_file() -> list[str]:
+    if not CORPUS.is_dir():
+        return []
+    return [str(path.relative_to(CORPUS)) for folder in FLOORS for path in _files(folder)]
+
+
+@pytest.mark.parametrize("name", _every_file())
+def test_every_recording_alone_learns_a_mock_that_loads_and_never_answers_5xx(name: str) -> None:
+    sessions = list(read_many([CORPUS / name]))
+    if not any(_learnable(exchange) for s in sessions for exchange in s.exchanges):
+        # Nothing but refusals (a bad key's 401) or files (a tarball): no service to learn.
+        with pytest.raises(LearnError, match="nothing to learn"):
+            learn(sessions)
+        return
+    for model in learn(sessions):
+        client = MockClient(Mock(model), headers=_credentials(model))
+        for operation in model.operations:
+            path = re.sub(r"\{[^}]+\}", "1", operation.path)
+            answer = client.request(operation.method, path, json={} if _sends(operation) else None)
+            assert answer.status < 500, (name, operation.id, answer.json())
+
+
+def _learnable(exchange: Exchange) -> bool:
+    accepted = 200 <= exchange.status < 300
+    return accepted and (exchange.response_body.is_json or exchange.method != "GET")
+
+
+def _sends(operation: object) -> bool:
+    return getattr(operation, "method", "GET") in ("POST", "PUT", "PATCH")
+
+
+def _credentials(model: ServiceModel) -> dict[str, str]:
+    return {"Authorization": "Bearer token"} if model.conventions.auth.scheme != "none" else {}

@@ -1,0 +1,98 @@
+"""notion-client's own test suite (`test_endpoints.py`, notion-client 3.1.0) against a mock
+learned from the cassettes it was recorded with, over real HTTP, with playback off.
+
+The mock is learned with default options and no overlay; the suite runs unchanged in a pytest
+subprocess, its clients pointed at the mock by `notion_suite_plugin`. The pass share must stay
+at or above what BENCHMARKS.md reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from myna.mocks import Mock
+from myna.mocks.auth import Credentials
+from myna.mocks.runtime import DEFAULT_WORLD
+from myna.mocks.seed import seed_recorded
+from myna.mocks.serve import Running, serving
+from myna.mocks.sqlstore import SqlStore
+from myna.schemas import learn
+from myna.traces import read_many
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "corpus" / "vcr"
+CASSETTES = CORPUS / "notion-sdk-py"
+SUITE = CORPUS / "notion-sdk-py-tests"
+TOKEN = "ntn_myna_suite_token"
+FLOOR = 0.6
+
+pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason="the shared corpus is not here")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Running]:
+    [model] = learn(read_many(sorted(CASSETTES.glob("*.yaml"))))
+    store = SqlStore(model, "sqlite://")
+    store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
+    mock = Mock(model, store, credentials=Credentials(tokens=frozenset({TOKEN})))
+    with serving(mock) as running:
+        yield running
+
+
+def _parent_page_id() -> str:
+    """The page the suite's recordings created their pages under, as its conftest finds it."""
+    cassette = yaml.safe_load((CASSETTES / "test_pages_create.yaml").read_text())
+    body = cassette["interactions"][0]["response"]["body"]["string"]
+    return str(json.loads(body)["parent"]["page_id"])
+
+
+def test_notion_clients_own_suite_passes_against_the_learned_mock(
+    server: Running, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "MYNA_NOTION_BASE_URL": server.base_url,
+        "NOTION_TOKEN": TOKEN,
+        "NOTION_TEST_PAGE_ID": _parent_page_id(),
+        "PYTHONPATH": str(ROOT),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(SUITE / "test_endpoints.py"),
+            "-p",
+            "tests.mocks.notion_suite_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-q",
+            "-rfE",
+            "--tb=line",
+            f"--rootdir={tmp_path}",
+            f"--junitxml={tmp_path / 'suite.xml'}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = (tmp_path / "suite.xml").read_text()
+    tests = int(re.search(r'tests="(\d+)"', report)[1])  # type: ignore[index]
+    failed = sum(int(n) for n in re.findall(r'(?:failures|errors)="(\d+)"', report)[:2])
+    passed = tests - failed - int(re.search(r'skipped="(\d+)"', report)[1])  # type: ignore[index]
+
+    print(f"notion-client suite: {passed}/{tests} passed\n{run.stdout[-3000:]}")
+    assert tests > 50, run.stdout[-2000:] + run.stderr[-2000:]
+    assert passed / tests >= FLOOR
