@@ -3,11 +3,13 @@ cassettes: every client the suite builds talks to `MYNA_NOTION_BASE_URL`, and th
 cassette helpers (pytest-vcr's `vcr` fixture) do nothing, as playback is off.
 
 Loaded with `-p tests.mocks.notion_suite_plugin` by `test_notion_client_suite.py`; the suite's
-own conftest and tests run unchanged.
+own conftest and tests run unchanged. Each test's outcome per phase (setup, call, teardown) is
+written as JSON to `MYNA_SUITE_REPORT`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -40,3 +42,16 @@ class _NoCassettes:
 @pytest.fixture(scope="module")
 def vcr() -> _NoCassettes:
     return _NoCassettes()
+
+
+_OUTCOMES: dict[str, dict[str, str]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _OUTCOMES.setdefault(report.nodeid.rpartition("::")[2], {})[report.when] = report.outcome
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    del session
+    with open(os.environ["MYNA_SUITE_REPORT"], "w", encoding="utf-8") as out:
+        json.dump(_OUTCOMES, out, indent=1, sort_keys=True)
