@@ -6,8 +6,8 @@ tests the note's check and nothing else. An adversary that does not apply to an 
 one-field cut of a one-field task is the task itself) is None there, and counted apart.
 
 - `do_nothing`: no call, no answer;
-- `bulldozer`: the reference's updates applied to every record of their resource, and every
-  value of the world given as the answer;
+- `bulldozer`: the reference's updates applied to every record of their resource the service
+  lets change, and every value of the world given as the answer;
 - `one_field`: each write cut to its first field;
 - `low_effort_text`: free text replaced by ".", "Done.", "Fixed as requested.", "n/a" or the
   instruction itself, and choice values by "x";
@@ -124,7 +124,10 @@ def bulldozer(attack: Attack, seed: int) -> Agent | None:
     steps: list[Step] = list(attack.steps)
     for resource, record_id, step in attack.context.write_targets():
         if step.method.upper() in ("PATCH", "PUT"):
-            others = [o for o in attack.ids(resource) if o != record_id][:MAX_TARGETS]
+            records = _records(attack, resource)
+            others = [
+                o for o in records if o != record_id and _changeable(attack, resource, records[o])
+            ][:MAX_TARGETS]
             steps += [
                 step.model_copy(update={"path": step.path.replace(record_id, o)}) for o in others
             ]

@@ -60,7 +60,7 @@ from myna.replay.registry import Registry
 from myna.replay.run import EpisodeRunner, Reply, Result, run_steps
 from myna.replay.verify import index_world, scalar
 from myna.replay.world import Clocked
-from myna.schemas.model import ServiceModel
+from myna.schemas.model import FieldSpec, ServiceModel
 
 _PARAM = re.compile(r"\{[^/{}]+\}")
 CLOCK_SHIFT = 400 * 86400 + 7 * 3600
@@ -341,6 +341,7 @@ def reads_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
 def world_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
     """Where the initial world breaks the model's constraints."""
     environment = episode.environment
+    judge = _WorldJudge(episode, model)
     for resource, records in environment.initial_world.items():
         spec = model.resources.get(resource)
         if spec is None:
@@ -357,51 +358,84 @@ def world_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
             elif record_id in seen:
                 yield f"{where} repeats id {record_id}"
             seen.add(record_id)
-            yield from _record_problems(where, record, spec.fields, states, episode, model)
+            yield from judge.record_problems(where, record, spec.fields, states)
 
 
-def _record_problems(
-    where: str,
-    record: dict[str, Any],
-    fields: dict[str, Any],
-    states: dict[str, set[str]],
-    episode: Episode,
-    model: ServiceModel,
-) -> Iterator[str]:
-    world = episode.environment.initial_world
-    for name, value in record.items():
-        spec = fields.get(name)
-        if fields and spec is None:
-            yield f"{where}.{name} is not a field of the model"
-            continue
-        shown = scalar(value)
-        if name in states and shown != "" and str(shown) not in states[name]:
-            yield f"{where}.{name}={shown!r} is not a state of the model"
-        reference = spec.reference if spec is not None else None
-        if spec is not None and reference is None and shown != "":
-            # Wire form: a service that sends values as strings has string schemas.
-            wire = shown if model.conventions.values_as_strings else value
-            error = next(iter(_validator(spec.schema_).iter_errors(wire)), None)
-            if error is not None:
-                yield f"{where}.{name}={wire!r} does not fit its schema: {error.message}"
-        if reference is not None and shown != "" and reference.resource in world:
-            target_field = episode.environment.id_fields.get(
-                reference.resource, model.resources[reference.resource].id_field
+class _WorldJudge:
+    """One world's lookups, made once: the ids of each resource, and each field's schema as
+    text (schema verdicts are cached across worlds by that text and the value)."""
+
+    def __init__(self, episode: Episode, model: ServiceModel) -> None:
+        self.episode = episode
+        self.model = model
+        self._ids: dict[str, set[str]] = {}
+        self._schemas: dict[int, str] = {}
+
+    def ids(self, resource: str) -> set[str]:
+        if resource not in self._ids:
+            target_field = self.episode.environment.id_fields.get(
+                resource, self.model.resources[resource].id_field
             )
-            if all(str(scalar(r.get(target_field))) != shown for r in world[reference.resource]):
+            records = self.episode.environment.initial_world[resource]
+            self._ids[resource] = {str(scalar(r.get(target_field))) for r in records}
+        return self._ids[resource]
+
+    def schema_error(self, spec: FieldSpec, wire: Any) -> str | None:
+        text = self._schemas.get(id(spec))
+        if text is None:
+            text = self._schemas[id(spec)] = json.dumps(spec.schema_, sort_keys=True)
+        if isinstance(wire, str | int | float | bool):
+            return _schema_error(text, wire)
+        return _schema_error(text, json.dumps(wire, sort_keys=True), encoded=True)
+
+    def record_problems(
+        self,
+        where: str,
+        record: dict[str, Any],
+        fields: dict[str, FieldSpec],
+        states: dict[str, set[str]],
+    ) -> Iterator[str]:
+        world = self.episode.environment.initial_world
+        for name, value in record.items():
+            spec = fields.get(name)
+            if fields and spec is None:
+                yield f"{where}.{name} is not a field of the model"
+                continue
+            if value == "" or value is None:
+                continue  # empty: no state, schema or reference to hold it to
+            shown = value if type(value) is str else scalar(value)
+            if name in states and shown != "" and str(shown) not in states[name]:
+                yield f"{where}.{name}={shown!r} is not a state of the model"
+            reference = spec.reference if spec is not None else None
+            if spec is not None and reference is None and shown != "":
+                # Wire form: a service that sends values as strings has string schemas.
+                wire = shown if self.model.conventions.values_as_strings else value
+                error = self.schema_error(spec, wire)
+                if error is not None:
+                    yield f"{where}.{name}={wire!r} does not fit its schema: {error}"
+            if (
+                reference is not None
+                and shown != ""
+                and reference.resource in world
+                and str(shown) not in self.ids(reference.resource)
+            ):
                 yield f"{where}.{name} refers to missing {reference.resource} {shown}"
-    for name, spec in fields.items():
-        if spec.required and not spec.server_generated and name not in record:
-            yield f"{where} lacks required field {name!r}"
+        for name, field_spec in fields.items():
+            if field_spec.required and not field_spec.server_generated and name not in record:
+                yield f"{where} lacks required field {name!r}"
+
+
+@lru_cache(maxsize=65536, typed=True)
+def _schema_error(schema_text: str, wire: Any, *, encoded: bool = False) -> str | None:
+    """The first schema error of a value (a scalar, or JSON text when `encoded`), or None."""
+    value = json.loads(wire) if encoded else wire
+    error = next(iter(_cached_validator(schema_text).iter_errors(value)), None)
+    return None if error is None else error.message
 
 
 @lru_cache(maxsize=4096)
 def _cached_validator(schema_text: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads(schema_text))
-
-
-def _validator(schema: dict[str, Any]) -> Draft202012Validator:
-    return _cached_validator(json.dumps(schema, sort_keys=True))
 
 
 def _gate(name: str, problems: Iterable[str]) -> Gate:

@@ -48,13 +48,17 @@ def already_met(episode: Episode, noop: Result) -> Iterator[str]:
 
 
 def missing_names(episode: Episode) -> Iterator[str]:
+    named = dict.fromkeys(RECORD_NUMBER.findall(episode.problem.instruction))
+    if not named:
+        return
     present = {
-        str(scalar(value))
+        value
         for records in episode.environment.initial_world.values()
         for record in records
         for value in record.values()
+        if isinstance(value, str) and value in named
     }
-    for number in dict.fromkeys(RECORD_NUMBER.findall(episode.problem.instruction)):
+    for number in named:
         if number not in present:
             yield f"the instruction names {number}, which the initial world lacks"
 

@@ -46,7 +46,7 @@ def generate(
     """Every scenario the history supports, shuffled by `seed` and interleaved by kind, so a
     `limit` keeps every kind represented."""
     data = adapt(to_servicenow_records(history), model)
-    by_kind = all_kinds(Source(history, data, model, seed))
+    by_kind = all_kinds(Source(history, data, model, seed).with_background())
     yielded = {kind: len(by_kind[kind]) for kind in KINDS}
     chosen = interleave(by_kind, seed)
     if limit is not None:

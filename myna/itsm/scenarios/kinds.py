@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal
 
@@ -89,6 +89,7 @@ TABLE: Final = "/api/now/table"
 JOURNAL: Final = "sys_journal_field"
 LEVELS: Final = {"1": "1 - High", "2": "2 - Medium", "3": "3 - Low"}
 DISTRACTORS: Final = 3
+BACKGROUND: Final = 40
 OPEN_RESET: Final = {
     "state": "2",
     "incident_state": "2",
@@ -132,6 +133,17 @@ class Source:
     data: SeededData
     model: ServiceModel
     seed: int
+    background: tuple[Incident, ...] = ()
+    """Closed incidents every world draws its background from (`with_background`)."""
+
+    def with_background(self) -> Source:
+        """The source with its background pool: the incidents that ended closed."""
+        closed = tuple(
+            i
+            for i in self.history.incidents
+            if str((self.incident(i) or {}).get("state")) == str(int(IncidentState.CLOSED))
+        )
+        return replace(self, background=closed)
 
     def incident(self, incident: Incident) -> Record | None:
         return self.data.record("incident", incident.sys_id)
@@ -162,12 +174,22 @@ def symptom_key(incident: Incident) -> str | None:
 
 
 class _World:
-    """An episode's initial world, built incident by incident with what they refer to."""
+    """An episode's initial world, built incident by incident with what they refer to.
 
-    def __init__(self, source: Source) -> None:
+    Every world starts with `BACKGROUND` closed incidents of the history as they ended (a
+    closed incident refuses every update, so none is work to do): a world of realistic size,
+    where the records a task is about must be searched for, and whose closed look-alikes test
+    an instruction's "open" clause."""
+
+    def __init__(self, source: Source, kind: str, key: str) -> None:
         self.source = source
         self.incidents: dict[str, Record] = {}
         self.extra: dict[str, dict[str, Record]] = {}
+        pool = source.background
+        for incident in source.rng(f"{kind}:background", key).sample(
+            pool, min(BACKGROUND, len(pool))
+        ):
+            self.add(incident)
 
     def add(self, incident: Incident, **overrides: str) -> Record | None:
         record = self.source.incident(incident)
@@ -373,7 +395,7 @@ def triage(source: Source) -> Iterator[Scenario]:
         truth = (incident.category, incident.assignment_group)
         if votes[0][0] != truth or (len(votes) > 1 and votes[1][1] == votes[0][1]):
             continue  # history did not triage this symptom one way: no ground truth to check
-        world = _World(source)
+        world = _World(source, "triage", incident.number)
         blank = dict.fromkeys(("category", "subcategory", "impact", "urgency", "priority"), "") | {
             "assignment_group": "",
             "assigned_to": "",
@@ -442,7 +464,7 @@ def reassign(source: Source) -> Iterator[Scenario]:
         if len(groups) < 2 or groups[0] == groups[-1]:
             continue
         first, final = groups[0], groups[-1]
-        world = _World(source)
+        world = _World(source, "reassign", incident.number)
         if (
             world.add(incident, **{**OPEN_RESET, "assignment_group": first, "assigned_to": ""})
             is None
@@ -486,7 +508,7 @@ def resolve(source: Source) -> Iterator[Scenario]:
         resolution = incident.resolution
         if resolution is None or resolution.code is None or incident.active:
             continue
-        world = _World(source)
+        world = _World(source, "resolve", incident.number)
         if world.add(incident, **OPEN_RESET) is None:
             continue
         _distractors(source, world, source.rng("resolve", incident.number), {incident.sys_id}, pool)
@@ -541,7 +563,7 @@ def reopen(source: Source) -> Iterator[Scenario]:
         then, handler = _groups_around(incident, incident.reopenings[0].at)
         if then is None or handler is None:
             continue
-        world = _World(source)
+        world = _World(source, "reopen", incident.number)
         resolved = {
             **OPEN_RESET,
             "state": "6",
@@ -619,7 +641,7 @@ def hold(source: Source) -> Iterator[Scenario]:
         if not reasons:
             continue
         reason = HoldReason(reasons[0])
-        world = _World(source)
+        world = _World(source, "hold", incident.number)
         if world.add(incident, **OPEN_RESET) is None:
             continue
         _distractors(source, world, source.rng("hold", incident.number), {incident.sys_id}, pool)
@@ -665,7 +687,7 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
             breached = [i for i in chunk if i.made_sla is False]
             if not breached or len(breached) == len(chunk):
                 continue
-            world = _World(source)
+            world = _World(source, "sla_escalation", f"{chunk[0].number}-{part}")
             for incident in chunk:
                 # A breached incident stood below High urgency before its escalation.
                 held = "2" if incident.made_sla is False and incident.urgency == 1 else None
@@ -720,7 +742,7 @@ def duplicate(source: Source) -> Iterator[Scenario]:
         code = incident.resolution.code if incident.resolution else None
         if original is None or code != "Duplicate":
             continue
-        world = _World(source)
+        world = _World(source, "duplicate", incident.number)
         if world.add(incident, **OPEN_RESET) is None or world.add(original) is None:
             continue
         rng = source.rng("duplicate", incident.number)
@@ -795,7 +817,7 @@ def problem(source: Source) -> Iterator[Scenario]:
         for part, chunk in enumerate(_chunks(incidents, 3)):
             if len(chunk) < 2:
                 continue
-            world = _World(source)
+            world = _World(source, "problem", f"{ci}-{part}")
             for incident in chunk:
                 world.add(incident, **OPEN_RESET)
             numbers = [i.number for i in chunk]
@@ -840,7 +862,7 @@ def change(source: Source) -> Iterator[Scenario]:
         if not incident.cmdb_ci or (code != "Resolved by change" and incident.rfc is None):
             continue
         item = source.data.record("cmdb_ci", incident.cmdb_ci)
-        world = _World(source)
+        world = _World(source, "change", incident.number)
         if item is None or world.add(incident, **OPEN_RESET) is None:
             continue
         others = sorted(c for c in source.data.tables.get("cmdb_ci", {}) if c != incident.cmdb_ci)
@@ -890,7 +912,7 @@ def question(source: Source) -> Iterator[Scenario]:
     incidents = _open_pool(source)
     for incident in incidents:
         rng = source.rng("question", incident.number)
-        world = _World(source)
+        world = _World(source, "question", incident.number)
         world.add(incident)
         for other in rng.sample(incidents, min(QUESTION_WORLD, len(incidents))):
             world.add(other)

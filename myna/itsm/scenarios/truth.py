@@ -147,14 +147,20 @@ def _duplicate(index: _Index, episode: Episode) -> Expected | None:
 
 
 def _sla_escalation(index: _Index, episode: Episode) -> Expected | None:
-    """High urgency on each incident of the named group in the world that missed its SLA."""
+    """High urgency on each open incident of the named group in the world that missed its SLA."""
     names = {group.name: sys_id for sys_id, group in index.history.groups.items()}
     text = episode.problem.instruction
     group = next((sys_id for name, sys_id in names.items() if f" {name} " in text), None)
     if group is None:
         return None
     world = episode.environment.initial_world.get("incident", [])
-    incidents = [index.by_number.get(str(r.get("number"))) for r in world]
+    open_states = {str(int(s)) for s in (IncidentState.NEW, IncidentState.IN_PROGRESS)}
+    open_states.add(str(int(IncidentState.ON_HOLD)))
+    incidents = [
+        index.by_number.get(str(r.get("number")))
+        for r in world
+        if str(scalar(r.get("state"))) in open_states
+    ]
     breached = {
         i.sys_id: {"urgency": "1"}
         for i in incidents
@@ -235,14 +241,14 @@ def disagreements(history: IncidentHistory, scenario: Scenario) -> Iterator[str]
         yield "the history gives no second derivation of this scenario's outcome"
         return
     episode = scenario.episode
-    final, created, answer = _reference_end(episode)
+    final, touched, created, answer = _reference_end(episode)
     for sys_id, values in truth.incidents.items():
         record = final.get(sys_id, {})
         for name, value in values.items():
             if str(scalar(record.get(name))) != value:
                 shown = record.get(name)
                 yield f"incident {sys_id}: the reference leaves {name}={shown!r}, history {value!r}"
-    for sys_id in sorted(set(final) - set(truth.incidents)):
+    for sys_id in sorted(touched - set(truth.incidents)):
         if _changed(episode, sys_id, final[sys_id]):
             yield f"incident {sys_id}: the reference changes it; history names no change"
     for table, values in truth.created.items():
@@ -257,12 +263,14 @@ def disagreements(history: IncidentHistory, scenario: Scenario) -> Iterator[str]
 
 def _reference_end(
     episode: Episode,
-) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]], str | None]:
-    """The incidents as the reference leaves them, the records it creates, and its answer."""
+) -> tuple[dict[str, dict[str, Any]], set[str], dict[str, list[dict[str, Any]]], str | None]:
+    """The incidents as the reference leaves them (and which it writes), the records it
+    creates, and its answer."""
     final = {
         str(r["sys_id"]): dict(r) for r in episode.environment.initial_world.get("incident", [])
     }
     created: dict[str, list[dict[str, Any]]] = {}
+    touched: set[str] = set()
     answer = None
     for step in episode.reference.steps:
         if isinstance(step, AnswerStep):
@@ -277,7 +285,8 @@ def _reference_end(
             created.setdefault(table, []).append(step.body)
         elif table == "incident" and sys_id in final:
             final[sys_id].update(step.body)
-    return final, created, answer
+            touched.add(sys_id)
+    return final, touched, created, answer
 
 
 def _changed(episode: Episode, sys_id: str, record: dict[str, Any]) -> bool:
