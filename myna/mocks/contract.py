@@ -483,8 +483,12 @@ def _server_fields(resource: Resource) -> ServerFields:
 
 
 def _holds_text(schema: JsonSchema) -> bool:
-    return not schema or "string" in _schema_type(schema) or any(
-        _holds_text(branch) for branch in schema.get("anyOf", ()) if isinstance(branch, dict)
+    return (
+        not schema
+        or "string" in _schema_type(schema)
+        or any(
+            _holds_text(branch) for branch in schema.get("anyOf", ()) if isinstance(branch, dict)
+        )
     )
 
 

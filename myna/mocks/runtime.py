@@ -122,6 +122,13 @@ class Mock:
             name: renderer_for(contract, model) for name, contract in self.resources.items()
         }
         self.operations = operations
+        # Each resource's operation of each kind, for a path that addresses another
+        # resource's record (`Resource.also`).
+        self._by_kind: dict[tuple[str, str], OperationContract] = {}
+        for contract in operations:
+            if contract.resource is not None and contract.id_param is not None:
+                key = (contract.resource.resource.name, contract.operation.kind)
+                self._by_kind.setdefault(key, contract)
         # Each resource's fields with a default, in field order (every create fills them in).
         # A caller stamp's default is only its fallback (`_fill_server_fields`).
         self._defaults: dict[str, tuple[tuple[str, Any], ...]] = {
@@ -326,7 +333,9 @@ class Mock:
             response = self._transact(
                 world,
                 kind not in _READING_KINDS,
-                lambda tx: handler(self, contract, matched.params, request, tx, principal),
+                lambda tx: handler(
+                    self, *self._addressed(contract, matched.params, tx), request, tx, principal
+                ),
             )
         except NotFoundError as missing:
             raise Rejection(404, missing.message, detail="No Record found") from None
@@ -342,6 +351,24 @@ class Mock:
                 contract.response_validator, response.json(), method=method, path=path
             )
         return response
+
+    def _addressed(
+        self, contract: OperationContract, params: dict[str, str], tx: Transaction
+    ) -> tuple[OperationContract, dict[str, str]]:
+        """The operation a path's id addresses: its own resource's, or where the record lives
+        in a resource the traces showed these paths also address (a page at /blocks/{id}),
+        that resource's operation of the same kind."""
+        resource = contract.resource
+        if resource is None or not resource.resource.also or contract.id_param is None:
+            return contract, params
+        record_id = params.get(contract.id_param, "")
+        if tx.get(resource.resource.name, record_id) is not None:
+            return contract, params
+        for other in resource.resource.also:
+            same = self._by_kind.get((other, contract.operation.kind))
+            if same is not None and same.id_param and tx.get(other, record_id) is not None:
+                return same, {**params, same.id_param: record_id}
+        return contract, params
 
     def _implied(
         self,
@@ -562,7 +589,10 @@ class Mock:
         resource = _resource_of(contract)
         before = self._existing(contract, resource, params, tx)
         body: Any = None
-        if request.body.strip() or contract.request_validator is not None:
+        # An action whose effects read nothing from the body takes any body: a file upload's
+        # multipart parts are no JSON to refuse.
+        reads_body = any(effect.from_request for effect in contract.operation.effects)
+        if contract.request_validator is not None or (reads_body and request.body.strip()):
             body = self.json_body(request, contract.error_status)
             if contract.request_validator is not None:
                 validate_request(contract.request_validator, body, status=contract.error_status)

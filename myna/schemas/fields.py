@@ -107,12 +107,17 @@ def sequence_format(shape: Shape) -> IdFormat | None:
     )
 
 
+_MOSTLY = 0.9
+"""Share of a resource's ids in one class that makes it the class new ids are minted in: a
+few odd values (a page id spelt without its dashes in a URL) do not make the ids opaque."""
+
+
 def id_format(ids: set[str], shape: Shape) -> IdFormat:
     """How the resource's ids look, so the mock can mint new ones like them."""
     values = sorted(ids) or shape.sample
     classes = Counter(classify_segment(value) for value in values)
-    kind = classes.most_common(1)[0][0] if classes else "other"
-    if len(classes) > 1 and kind != "integer":
+    kind, count = classes.most_common(1)[0] if classes else ("other", 0)
+    if len(classes) > 1 and kind != "integer" and count < _MOSTLY * len(values):
         kind = "other"
     if kind == "hex32":
         return IdFormat(kind="hex32", width=32, pattern=ID_PATTERNS["hex32"])

@@ -836,6 +836,7 @@ class ServiceLearner:
             request_key = (envelope or self.envelope).request_key
             fields = self._fields(name, shape, id_name, request_key)
             inputs = self._inputs(name, shape, request_key)
+            also = self._also(name)
             # Numbered fields (INC0010001) are as unique as the id: the service mints both.
             numbered = [key for key, spec in fields.items() if spec.generator is not None]
             resources[name] = Resource(
@@ -849,6 +850,7 @@ class ServiceLearner:
                 unique=[id_name, *numbered],
                 envelope=envelope,
                 inputs=inputs,
+                also=also,
                 records=list(self.sightings.get(name, {}).values())
                 if self.options.records
                 else [],
@@ -1029,6 +1031,31 @@ class ServiceLearner:
             spec.generator = sequence_format(child) if minted else None
             fields[field_name] = spec
         return fields
+
+    def _also(self, name: str) -> list[str]:
+        """The other resources whose records this resource's item operations were called
+        with, successfully: their ids are ids of this resource too. Numbers are left out: two
+        tables may both hold a record 7 by chance, not one record under two names."""
+        others = {
+            resource: {_plain_id(value) for value in ids}
+            for resource, ids in self.ids.items()
+            if resource != name
+        }
+        found: set[str] = set()
+        for obs in self.observations:
+            op = obs.op
+            if (
+                op is None
+                or op.resource != name
+                or op.kind not in _ITEM_KINDS
+                or not 200 <= obs.exchange.status < 300
+            ):
+                continue
+            value = _entity_of(obs, op)
+            if value is None or value.isdigit():
+                continue
+            found.update(resource for resource, ids in others.items() if _plain_id(value) in ids)
+        return sorted(found)
 
     def _inputs(self, name: str, shape: Shape, request_key: str | None) -> dict[str, JsonSchema]:
         """The fields writes sent that no record of the resource ever showed, or sent in
@@ -1476,7 +1503,15 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
     return resource is None or op.kind in ("other", "query")
 
 
-def _entity_of(obs: Obs, op: OpStats, resource: Resource) -> str | None:
+_ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
+
+
+def _plain_id(value: Any) -> str:
+    """An id as compared across spellings: `393abc1e-edcd-...` and `393abc1eedcd...` alike."""
+    return str(value).replace("-", "").lower()
+
+
+def _entity_of(obs: Obs, op: OpStats, resource: Resource | None = None) -> str | None:
     """The id of the record a request addresses: the last path parameter before any action."""
     if PARAM not in op.template:
         return None

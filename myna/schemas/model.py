@@ -180,6 +180,11 @@ class Resource(_Model):
         description="how this resource's bodies are wrapped, where it differs from the "
         "service's (`{\"tickets\": [...]}` beside `{\"agents\": [...]}`)",
     )
+    also: list[str] = Field(
+        default_factory=list,
+        description="other resources whose records this one's item paths also address, as "
+        "the traces showed (Notion deletes a page at /blocks/{id}: a page is a block)",
+    )
     inputs: dict[str, JsonSchema] = Field(
         default_factory=dict,
         description="fields writes send that no answer ever showed (Notion's `children` on a "
