@@ -457,11 +457,12 @@ def _server_fields(resource: Resource) -> ServerFields:
         if _is_timestamp(spec.schema_):
             # Any other server timestamp (resolved_at, closed_at) marks a business event that
             # the service's rules set; stamping it on every write would invent that event.
-            if spec.immutable or _CREATE_STAMP.search(name):
+            # An immutable one with a default (a knowledge article's valid_to) is no stamp.
+            if (spec.immutable and not spec.has_default) or _CREATE_STAMP.search(name):
                 created.append(name)
             elif _UPDATE_STAMP.search(name):
                 updated.append(name)
-        elif _COUNTER.search(name):
+        elif _COUNTER.search(name) and _may_count(spec):
             counters.append(name)
         elif not _holds_text(spec.schema_):
             # Notion's `created_by` is a user object, not a login: nothing to stamp the
@@ -490,6 +491,14 @@ def _holds_text(schema: JsonSchema) -> bool:
             _holds_text(branch) for branch in schema.get("anyOf", ()) if isinstance(branch, dict)
         )
     )
+
+
+def _may_count(spec: FieldSpec) -> bool:
+    """Whether a field named like a counter can be one: not a reference, and not defaulting
+    to something other than a number (std_change_producer_version is an empty reference)."""
+    if spec.reference is not None:
+        return False
+    return not spec.has_default or str(spec.default).isdigit()
 
 
 def _is_timestamp(schema: JsonSchema) -> bool:

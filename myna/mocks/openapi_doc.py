@@ -85,7 +85,9 @@ def _list_parameters(mock: Mock, contract: OperationContract) -> list[dict[str, 
     assert contract.resource is not None
     taken = {parameter["name"] for parameter in parameters}
     for name in contract.resource.resource.fields:
-        if name not in taken:
+        # A dot-walked name (user.user_name) is a path through a reference, which OpenAPI
+        # tools read as one too (schemathesis's links): the filter still takes it.
+        if name not in taken and "." not in name:
             parameters.append(
                 {
                     "name": name,
@@ -112,16 +114,25 @@ def _responses(mock: Mock, contract: OperationContract) -> dict[str, Any]:
             success["headers"] = headers
     responses: dict[str, Any] = {str(contract.success_status): success}
     error = {"description": "the service's error", "content": {"application/json": {"schema": {}}}}
-    for status in _error_statuses(contract):
+    for status in _error_statuses(mock, contract):
         responses[str(status)] = error
     return responses
 
 
-def _error_statuses(contract: OperationContract) -> list[int]:
-    kind = contract.operation.kind
-    statuses = {401, 404, 405, contract.error_status}
-    if kind in ("create", "update", "replace", "action"):
-        statuses |= {409, 413}
+def _error_statuses(mock: Mock, contract: OperationContract) -> list[int]:
+    """Every error the operation can answer: the runtime's own (credentials, missing records,
+    methods, malformed requests, a full store), what the recordings showed it answer, and for
+    a write, every refusal status the service's errors took (its rules: an ACL's 403, a
+    conflict's 409, a 422; a delete's too) and the body's size and media type."""
+    operation = contract.operation
+    statuses = {401, 404, 405, 503, contract.error_status}
+    statuses |= {response.status for response in operation.responses if response.status >= 400}
+    if operation.kind == "delete":
+        statuses |= {shape.status for shape in mock.model.conventions.errors if shape.status}
+    if operation.kind in ("create", "update", "replace", "action"):
+        statuses |= {409, 413, 415}
+        statuses |= {shape.status for shape in mock.model.conventions.errors if shape.status}
+        statuses = {status for status in statuses if status >= 400}
     return sorted(statuses)
 
 

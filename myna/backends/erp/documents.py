@@ -159,10 +159,14 @@ def required(collection: str, sent: Row) -> None:
 
 
 def writable(collection: str, sent: Row) -> None:
-    """A PATCH sends only fields clients may change; derived ones (totals, statuses) are not."""
-    for name in sent:
-        if name not in COLLECTIONS[collection].writable:
+    """A PATCH sends only fields clients may change; derived ones (totals, statuses) are not,
+    and a required one is changed, never cleared."""
+    spec = COLLECTIONS[collection]
+    for name, value in sent.items():
+        if name not in spec.writable:
             raise Refused(422, "read_only", f"{name} cannot be changed", name)
+        if name in spec.required and value in (None, ""):
+            raise Refused(422, "required", f"{name} is required", name)
 
 
 def editable(collection: str, row: Row, verb: str) -> None:
