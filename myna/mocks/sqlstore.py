@@ -57,7 +57,7 @@ from myna.mocks.store import (
     WorldInfo,
     absent_name,
 )
-from myna.mocks.store_keys import indexed_fields, narrowing, record_keys
+from myna.mocks.store_keys import Equality, equalities, indexed_fields, record_keys
 from myna.schemas.model import ServiceModel
 
 __all__ = ["SqlStore", "SqlTransaction"]
@@ -66,6 +66,9 @@ _PREFIX = re.compile(r"[a-z][a-z0-9_]{0,30}")
 _TOMBSTONE = None
 _BATCH = 2000
 _MULTI_ROW = 100
+# A filter's equalities narrow a scan when the base holds at most 1/_SELECTIVE of the records
+# they could match: past that, sorting the candidates back into place costs more than a scan.
+_SELECTIVE = 8
 
 
 @dataclass(slots=True)
@@ -189,19 +192,12 @@ class _Layer:
                 index.setdefault(key, set()).add(record_id)
         return index
 
-    def record(self, resource: str, record_id: str) -> Record | None:
-        """The visible record (a shared object: do not mutate)."""
-        layer: _Layer | None = self
-        while layer is not None:
-            if layer.has_row(resource, record_id):
-                return layer._parsed(resource, record_id)
-            layer = layer.parent
-        return None
-
-    def place(self, resource: str, record_id: str) -> tuple[int, int]:
-        """Where `items` lists the record: the layer nearest the root with a row of it, and the
-        row's place in that layer."""
-        found = (0, 0)
+    def locate(self, resource: str, record_id: str) -> tuple[tuple[int, int], Record | None] | None:
+        """Where `items` lists the record (the layer nearest the root with a row of it, and the
+        row's place in that layer) and the record (None: deleted; a shared object, do not
+        mutate); None when no layer has a row of it. One walk down the chain."""
+        found: tuple[int, int] | None = None
+        record: Record | None = None
         layer: _Layer | None = self
         while layer is not None:
             places = layer.places.get(resource)
@@ -209,10 +205,13 @@ class _Layer:
                 places = layer.places[resource] = {
                     record_id: n for n, record_id in enumerate(layer.rows.get(resource, ()))
                 }
-            if record_id in places:
-                found = (layer.depth, places[record_id])
+            place = places.get(record_id)
+            if place is not None:
+                if found is None:
+                    record = layer._parsed(resource, record_id)
+                found = (layer.depth, place)
             layer = layer.parent
-        return found
+        return None if found is None else (found, record)
 
 
 _NO_IDS: AbstractSet[str] = frozenset()
@@ -366,6 +365,9 @@ class _Statements:
             f"SELECT DISTINCT o.record_id, o.ord, o.data FROM {p}keys k JOIN {p}overlay o "
             "ON o.world = k.world AND o.resource = k.resource AND o.record_id = k.record_id "
             "WHERE k.world = ? AND k.resource = ? AND k.field = ? AND k.value IN (?, ?)"
+        )
+        self.overlay_rows = sql(
+            f"SELECT record_id, ord, data FROM {p}overlay WHERE world = ? AND resource = ?"
         )
         self.overlay_rows_of = sql(
             f"SELECT record_id, ord, data FROM {p}overlay "
@@ -571,9 +573,9 @@ class SqlTransaction:
         return self._visible(resource, record_id)[0] is not None
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
-        narrowed = narrowing(query.where, self._store._indexed.get(resource, ()))
+        narrowed = self._narrowed(resource, equalities(query.where))
         records, total = evaluate(
-            self._records(resource) if narrowed is None else self._keyed(resource, *narrowed),
+            self._records(resource) if narrowed is None else narrowed,
             query,
             Context(model=self._store.model, resource=resource, resolve=self._walk),
         )
@@ -596,22 +598,49 @@ class SqlTransaction:
         base_items = base.items(resource) if base is not None else []
         return [record for _, record in _merged(base_items, overlay)]
 
-    def _keyed(self, resource: str, field_name: str, keys: tuple[str, ...]) -> Sequence[Record]:
-        """The visible records holding one of `keys` in indexed field `field_name` (and maybe a
-        few more), in `_records` order: the base's in its order, then the world's own."""
+    def _narrowed(self, resource: str, equal: Sequence[Equality]) -> Sequence[Record] | None:
+        """The visible records a filter with these `field = value` conjuncts can match (maybe
+        a few more), in `_records` order; None when a scan is cheaper. The base's come from its
+        layers' equality indexes (built on first use, for any field). The world's own come
+        from its keys when a conjunct's field is one an extension looks up (the world may have
+        written many), else they are all read: an episode's world writes a few."""
+        if not equal:
+            return None
         base = self._base()
-        based: set[str] = set()
-        if base is not None:
-            for key in keys:
-                based |= base.ids_with(resource, field_name, key, unique=False)
+        based = set() if base is None else _matching_ids(base, resource, equal)
+        indexed = self._store._indexed.get(resource, ())
+        keyed = next(((name, keys) for name, keys in equal if name in indexed), None)
+        if keyed is None:
+            if base is not None and len(based) * _SELECTIVE > len(base.root.rows.get(resource, ())):
+                return None
+            own = dict(self._own_rows(resource, self._store._sql.overlay_rows, ()))
+        else:
+            name, keys = keyed
+            statement = self._store._sql.keyed_rows  # a value has one or two keys
+            own = dict(self._own_rows(resource, statement, (name, keys[0], keys[-1])))
+            own.update(self._overlay_of(resource, sorted(based - own.keys())))
+        return self._in_order(base, resource, based | own.keys(), own)
+
+    def _own_rows(
+        self, resource: str, statement: str, more: tuple[str, ...]
+    ) -> Iterator[tuple[str, tuple[int, str | None]]]:
+        """The world's rows a statement selects, as (id, (order, text or None))."""
         cursor = self._cursor
-        cursor.execute(
-            self._store._sql.keyed_rows, (self._world, resource, field_name, keys[0], keys[-1])
-        )
-        own = {str(row[0]): (row[1], row[2]) for row in cursor.fetchall()}
-        own.update(self._overlay_of(resource, sorted(based - own.keys())))
+        cursor.execute(statement, (self._world, resource, *more))
+        for record_id, order, data in cursor.fetchall():
+            yield str(record_id), (order, data)
+
+    def _in_order(
+        self,
+        base: _Layer | None,
+        resource: str,
+        record_ids: AbstractSet[str],
+        own: Mapping[str, tuple[int, str | None]],
+    ) -> Sequence[Record]:
+        """The records of `record_ids` as the world sees them (`own`: its rows of them), in
+        `_records` order: the base's in its order, then the world's own."""
         placed: list[tuple[tuple[int, ...], str, Record]] = []
-        for record_id in based | own.keys():
+        for record_id in record_ids:
             record, place = self._placed(base, resource, record_id, own.get(record_id))
             if record is not None:
                 placed.append((place, record_id, record))
@@ -628,10 +657,11 @@ class SqlTransaction:
         """A record as the world sees it (None: deleted) and its place in `_records` order: a
         record of the base keeps the base's place, one new to the world follows in write order.
         `row` is the world's own row, (order, text or None), if it has one."""
-        if base is not None and base.raw(resource, record_id) is not None:
-            place: tuple[int, ...] = (0, *base.place(resource, record_id))
+        located = None if base is None else base.locate(resource, record_id)
+        if located is not None and located[1] is not None:
+            place: tuple[int, ...] = (0, *located[0])
             if row is None:
-                return base.record(resource, record_id), place
+                return located[1], place
         elif row is None:
             return None, ()
         else:
@@ -922,6 +952,19 @@ def _require_names(**names: str | None) -> None:
         missing = absent_name(value, what)
         if missing is not None:
             raise missing
+
+
+def _matching_ids(base: _Layer, resource: str, equal: Sequence[Equality]) -> set[str]:
+    """Ids of the base's records holding a key of every equality's value in its field."""
+    found: set[str] | None = None
+    for name, keys in equal:
+        ids: set[str] = set()
+        for key in keys:
+            ids |= base.ids_with(resource, name, key, unique=False)
+        found = ids if found is None else found & ids
+        if not found:
+            break
+    return found or set()
 
 
 def _first_value(base: _Layer | None, name: str, start: int) -> int:

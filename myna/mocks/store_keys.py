@@ -32,17 +32,22 @@ def indexed_fields(model: ServiceModel) -> dict[str, tuple[str, ...]]:
     return {resource: tuple(names) for resource, names in fields.items()}
 
 
-def narrowing(where: Filter | None, fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
-    """The indexed field and keys that every record `where` matches holds, if a conjunct of
-    it is `field = value` on an indexed field with a non-empty value; else None (a scan)."""
-    if where is None or not fields:
-        return None
+Equality = tuple[str, tuple[str, ...]]
+"""A conjunct `field = value` of a filter: the field and the value's keys (`equality_keys`)."""
+
+
+def equalities(where: Filter | None) -> list[Equality]:
+    """The conjuncts of `where` of the form `field = value` (a plain field, a non-empty value):
+    every record `where` matches holds a key of each such value in its field."""
+    if where is None:
+        return []
+    found = []
     for part in where.parts if isinstance(where, And) else (where,):
-        if isinstance(part, Condition) and part.op == "=" and part.field in fields:
+        if isinstance(part, Condition) and part.op == "=" and "." not in part.field:
             keys = equality_keys(part.value)
             if keys:
-                return part.field, keys
-    return None
+                found.append((part.field, keys))
+    return found
 
 
 def record_keys(record: Record | None, fields: tuple[str, ...]) -> set[tuple[str, str]]:

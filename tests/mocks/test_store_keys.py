@@ -1,22 +1,25 @@
-"""Indexed lookups (`store_keys`): a list call filtering `field = value` on a field an extension
-looks records up by reads only the records holding the value's keys, and answers exactly what a
-scan with the Python evaluator answers, in any state of the copy-on-write layers."""
+"""Narrowed lists (`store_keys`): a list call filtering `field = value` reads only the records
+holding the value's keys (the base's from its layers' indexes, the world's own from its keys
+when an extension looks the field up), and answers exactly what a scan with the Python
+evaluator answers, in any state of the copy-on-write layers."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from unittest.mock import patch
 
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
+from myna.mocks import sqlstore
 from myna.mocks.evaluate import Context, equality_keys, evaluate
 from myna.mocks.extensions import EXTENSIONS, Extension, register_extension
 from myna.mocks.query import And, Condition, Filter, Query, SortKey
 from myna.mocks.sqlstore import SqlStore, SqlTransaction
 from myna.mocks.store import Record
-from myna.mocks.store_keys import indexed_fields, narrowing
+from myna.mocks.store_keys import equalities, indexed_fields
 from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
 
 if "store-keys-test" not in EXTENSIONS:
@@ -98,29 +101,33 @@ def play(store: SqlStore, steps: list[tuple[str, str, dict[str, Any]]]) -> str:
 @given(
     base=st.dictionaries(IDS, RECORDS, max_size=4),
     steps=STEPS,
-    field=st.sampled_from(["owner", "n"]),
+    field=st.sampled_from(["owner", "n", "note"]),
     value=VALUES,
-    also=st.booleans(),
+    also=st.sampled_from([None, Condition("note", "!=", "b"), Condition("n", "=", "a")]),
     descending=st.none() | st.booleans(),
+    selective=st.sampled_from([0, 4]),
 )
-def test_an_indexed_lookup_answers_what_a_scan_answers(
+def test_a_narrowed_list_answers_what_a_scan_answers(
     base: dict[str, dict[str, Any]],
     steps: list[tuple[str, str, dict[str, Any]]],
     field: str,
     value: Any,
-    also: bool,
+    also: Condition | None,
     descending: bool | None,
+    selective: int,
 ) -> None:
+    """`owner` and `n` are looked up by the extension (the world's rows have keys), `note` is
+    not; `selective` 0 narrows whatever the base holds."""
     store = SqlStore(model(), "sqlite://")
     store.load_base(((("ticket", i, {"id": i, **r})) for i, r in base.items()), "base")
     store.create_world("w0", from_snapshot="base")
     world = play(store, steps)
     where: Filter = Condition(field, "=", value)
-    if also:
-        where = And((Condition("note", "!=", "b"), where))
+    if also is not None:
+        where = And((also, where))
     order = () if descending is None else (SortKey("note", descending=descending),)
     query = Query(where=where, order_by=order)
-    with store.transaction(world) as tx:
+    with patch.object(sqlstore, "_SELECTIVE", selective), store.transaction(world) as tx:
         assert tx.list("ticket", query)[0] == scanned(tx, query)
     store.close()
 
@@ -139,16 +146,22 @@ def test_values_that_compare_equal_share_a_key(value: Any, other: Any) -> None:
     assert set(equality_keys(value)) & set(equality_keys(other))
 
 
-def test_an_empty_value_has_no_key_and_is_not_narrowed() -> None:
+def test_an_empty_value_has_no_key_and_does_not_narrow() -> None:
     assert equality_keys("") == equality_keys(None) == ()
-    assert narrowing(Condition("owner", "=", ""), ("owner",)) is None
+    assert equalities(Condition("owner", "=", "")) == []
 
 
-def test_narrowing_takes_an_indexed_conjunct_and_nothing_else() -> None:
-    owner = Condition("owner", "=", "a")
-    assert narrowing(And((Condition("note", "=", "x"), owner)), ("owner",)) == ("owner", ("s:a",))
-    assert narrowing(Condition("owner", "!=", "a"), ("owner",)) is None
-    assert narrowing(Condition("note", "=", "a"), ("owner",)) is None
+def test_equalities_are_the_conjuncts_field_equals_value_on_plain_fields() -> None:
+    where = And(
+        (
+            Condition("note", "=", "X"),
+            Condition("owner", "!=", "a"),
+            Condition("caller.name", "=", "a"),
+            Condition("n", "=", 1),
+        )
+    )
+    assert equalities(where) == [("note", ("s:x",)), ("n", ("s:1", "n:1"))]
+    assert equalities(Condition("owner", "like", "a")) == []
 
 
 def test_indexed_fields_are_the_extensions_lookups_of_served_resources() -> None:
