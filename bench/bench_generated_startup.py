@@ -1,14 +1,15 @@
 """A generated world's start-up: `myna serve NAME --generated --records N` before it answers.
 
     python bench/bench_generated_startup.py [--backend itsm] [--records 5000] [--tree PATH]
-        [--db sqlite:///world.db]
+        [--db sqlite:///world.db] [--seed-cache DIR]
 
 One process: `served_mock` as `myna serve` builds it (N generated records per resource, the
 extension's derived rows, the base snapshot, the default world and the runtime), then the first
 list call. Prints the wall time and the process's peak RSS. `--tree` imports Myna from another
 checkout (an older commit's `myna` folder beside it) to compare, one run after the other.
 With `--db` naming a file or PostgreSQL, a second run finds the world the first seeded (a warm
-start: nothing is generated, the base is read back from the database).
+start: nothing is generated, the base is read back from the database). With `--seed-cache`, a
+second run copies the snapshot the first generated into its own (in-memory) database.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--db", default="sqlite://")
+    parser.add_argument("--seed-cache", type=Path)
     args = parser.parse_args()
     sys.path.insert(0, str(args.tree))
     started = time.perf_counter()
     from myna.mocks import MockClient
     from myna.mocks.cli import served_mock
 
-    mock = served_mock(args.backend, db=args.db, generated=True, records=args.records)
+    extra = {} if args.seed_cache is None else {"seed_cache": args.seed_cache}
+    mock = served_mock(args.backend, db=args.db, generated=True, records=args.records, **extra)
     path, params, basic = FIRST_LIST[args.backend]
     if basic:
         client = MockClient(mock, auth=("myna", "myna"))

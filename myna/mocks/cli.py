@@ -112,6 +112,13 @@ def serve(
         Path | None,
         typer.Option(help="Benchmark results and episodes for the console's results page."),
     ] = None,
+    seed_cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep generated seeds in this folder and reuse them at later starts (one "
+            "SQLite file per model, seed and counts).",
+        ),
+    ] = None,
     workers: Annotated[
         int,
         typer.Option(
@@ -151,6 +158,7 @@ def serve(
             credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
             admin_token=token,
             open_worlds=open_worlds,
+            seed_cache=seed_cache,
         )
 
     mock = build_mock()  # seeds the default world once, before any worker starts
@@ -216,6 +224,7 @@ def served_mock(
     credentials: Credentials | None = None,
     admin_token: str | None = None,
     open_worlds: bool = False,
+    seed_cache: Path | None = None,
 ) -> Mock:
     """The mock `myna serve` runs: MODEL (a file or a built-in back end) over the store at `db`,
     with its default world seeded (see the module docstring for where its records come from)."""
@@ -252,6 +261,7 @@ def served_mock(
         records=records,
         seed_dir=seed_dir,
         generated=generated,
+        seed_cache=seed_cache,
     )
     return Mock(
         model,
@@ -272,13 +282,19 @@ def _seed_default_world(
     records: int | None,
     seed_dir: Path | None,
     generated: bool,
+    seed_cache: Path | None,
 ) -> None:
     from myna.mocks.runtime import DEFAULT_WORLD
     from myna.mocks.seed import has_recorded, seed_from_files, seed_recorded
     from myna.mocks.seed import seed as seed_store
+    from myna.mocks.seed_cache import cached_seed
+    from myna.mocks.store import NotFoundError
 
-    if any(info.id == DEFAULT_WORLD for info in store.worlds()):
+    try:
+        store.world(DEFAULT_WORLD)
         return  # a shared database that another process already seeded
+    except NotFoundError:
+        pass
     with ExitStack() as stack:
         files = seed_dir
         if files is None and backend is not None and not generated:
@@ -289,6 +305,8 @@ def _seed_default_world(
             snapshot = seed_from_files(model, store, files)
         elif has_recorded(model) and not generated:
             snapshot = seed_recorded(model, store, seed=seed, top_up=records or 0)
+        elif count > 0 and seed_cache is not None:
+            snapshot = cached_seed(model, store, seed=seed, records=count, directory=seed_cache)
         elif count > 0:
             snapshot = seed_store(model, store, seed=seed, records=count)
     store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)

@@ -1311,6 +1311,27 @@ class SqlStore:
             self._root_indexes[name] = indexes
         return name
 
+    def copy_snapshot(self, source: SqlStore, snapshot: str) -> str:
+        """Copy root snapshot `snapshot` of another store into this one, its rows as stored
+        (no record is parsed), in its load order; return its id."""
+        with source._cursor() as reading, self._translated_cursor() as cursor:
+            reading.execute(source._sql.snapshot, (snapshot,))
+            row = reading.fetchone()
+            if row is None or row[0] is not None:
+                raise NotFoundError("no such root snapshot", snapshot=snapshot, url=source.url)
+            self._claim_snapshot(cursor, snapshot, None)
+            reading.execute(source._sql.layer_rows, (snapshot,))
+            position = 0
+            while rows := reading.fetchmany(_BATCH):
+                batch = [(snapshot, r, i, position + n, d) for n, (r, i, d) in enumerate(rows)]
+                self._sql.insert_all(cursor, self._sql.layer_add, batch)
+                self._grown += sum(len(data) for *_, data in batch if data is not None)
+                position += len(rows)
+            reading.execute(source._sql.snapshot_sequences, (snapshot,))
+            sequences = [(snapshot, name, int(value)) for name, value in reading.fetchall()]
+            self._sql.insert_all(cursor, self._sql.snapshot_sequence_add, sequences)
+        return snapshot
+
     def snapshot_exists(self, snapshot: str) -> bool:
         if absent_name(snapshot, "snapshot") is not None:
             return False

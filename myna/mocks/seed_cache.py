@@ -1,0 +1,65 @@
+"""Generated seeds made once and reused across server starts (`myna serve --seed-cache DIR`).
+
+Generating a demo-sized world costs tens of seconds (every value of every record is drawn), and
+the same model, seed and counts always generate the same records. So the first start seeds a
+SQLite file of its own under DIR, named by a hash of Myna's version, the model, the seed and the
+counts, and every start copies the snapshot's stored rows from it (no record is generated or
+parsed). Clear DIR when Myna's generation changes without a new version (a development tree).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from myna import __version__
+from myna.mocks.seed import seed as seed_store
+from myna.mocks.sqlstore import SqlStore
+from myna.schemas.model import ServiceModel
+
+
+def cached_seed(
+    model: ServiceModel,
+    store: SqlStore,
+    *,
+    seed: int,
+    records: int | Mapping[str, int],
+    directory: Path,
+) -> str:
+    """The snapshot `seed(model, store, seed=seed, records=records)` makes, copied into `store`
+    from the cache file under `directory`, which is made first if no earlier start made it."""
+    path = directory / f"{seed_key(model, seed, records)}.db"
+    if not path.exists():
+        _make(model, path, seed, records)
+    cache = SqlStore(model, f"sqlite:///{path}")
+    try:
+        return store.copy_snapshot(cache, f"seed-{seed}")
+    finally:
+        cache.close()
+
+
+def seed_key(model: ServiceModel, seed: int, records: int | Mapping[str, int]) -> str:
+    """What names a cached seed: Myna's version, the model, the seed and the counts."""
+    made_of = {
+        "myna": __version__,
+        "model": model.model_dump(mode="json"),
+        "seed": seed,
+        "records": records,
+    }
+    return hashlib.sha256(json.dumps(made_of, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _make(model: ServiceModel, path: Path, seed: int, records: int | Mapping[str, int]) -> None:
+    """Seed a file of its own, then move it into place in one step: a start that finds the
+    file finds it whole, and two starts making it at once each move a complete one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    cache = SqlStore(model, f"sqlite:///{partial}")
+    try:
+        seed_store(model, cache, seed=seed, records=records)
+    finally:
+        cache.close()
+    partial.replace(path)
