@@ -622,7 +622,7 @@ class SqlTransaction:
         return self._in_order(base, resource, based | own.keys(), own)
 
     def _own_rows(
-        self, resource: str, statement: str, more: tuple[str, ...]
+        self, resource: str, statement: str, more: Sequence[str]
     ) -> Iterator[tuple[str, tuple[int, str | None]]]:
         """The world's rows a statement selects, as (id, (order, text or None))."""
         cursor = self._cursor
@@ -672,16 +672,11 @@ class SqlTransaction:
         self, resource: str, record_ids: Sequence[str]
     ) -> Iterator[tuple[str, tuple[int, str | None]]]:
         """The world's own rows of some records, as (id, (order, text or None))."""
-        cursor = self._cursor
-        mark = self._store._sql.mark
+        sql = self._store._sql
         for start in range(0, len(record_ids), _BATCH):
-            chunk = record_ids[start : start + _BATCH]
-            marks = "(" + ", ".join([mark] * len(chunk)) + ")"
-            cursor.execute(
-                self._store._sql.overlay_rows_of + marks, (self._world, resource, *chunk)
-            )
-            for record_id, order, data in cursor.fetchall():
-                yield str(record_id), (order, data)
+            chunk = tuple(record_ids[start : start + _BATCH])
+            marks = "(" + ", ".join([sql.mark] * len(chunk)) + ")"
+            yield from self._own_rows(resource, sql.overlay_rows_of + marks, chunk)
 
     def _overlay_rows(self, resource: str) -> dict[str, str | None]:
         cursor = self._cursor

@@ -1,24 +1,20 @@
-"""Which list calls an index answers: the equality lookups a store keeps keys for.
+"""Which records a list call reads: the equalities of its filter, and the fields a store keeps
+keys for in every world.
 
-A store indexes the fields the model's extensions look records up by (`Extension.lookups`).
-A filter with a conjunct `field = value` on one of them reads only the records holding one of
-the value's keys (`equality_keys`), and the evaluator then decides on those: the keys are a
-superset of the matches, so the answer is the one a full scan gives, at a cost that follows
-the matches instead of the world's size.
+A filter's conjuncts `field = value` narrow a list to the records holding one of the value's
+keys (`equality_keys`); the evaluator then decides on those, so the answer is the one a full
+scan gives, at a cost that follows the matches instead of the world's size. A store keeps the
+keys of a world's own rows for the fields the model's extensions look records up by
+(`Extension.lookups`), which its write hooks do on every write.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from myna.mocks.evaluate import MISSING, equality_keys
 from myna.mocks.extensions import EXTENSIONS
 from myna.mocks.query import And, Condition, Filter
 from myna.mocks.store import Record
 from myna.schemas.model import ServiceModel
-
-Indexed = Mapping[str, tuple[str, ...]]
-"""Resource -> the fields of it the store keeps keys for."""
 
 
 def indexed_fields(model: ServiceModel) -> dict[str, tuple[str, ...]]:
