@@ -328,7 +328,8 @@ def _write_schema(spec: FieldSpec, as_strings: bool, datetime_format: str | None
         schema["type"] = "string"
     if as_strings and schema:
         return {"anyOf": [schema, {"const": ""}]}
-    if spec.nullable and schema:
+    if (spec.nullable or not spec.required) and schema:
+        # A field not every record carries may be cleared.
         return {"anyOf": [schema, {"type": "null"}]}
     return schema
 
@@ -377,8 +378,8 @@ _STRFTIME = {
     "%H": r"\d{2}",
     "%M": r"\d{2}",
     "%S": r"\d{2}",
-    "%f": r"\d{6}",
-    "%z": r"(?:[+-]\d{4})?",
+    "%f": r"\d{1,9}",
+    "%z": r"(?:[+-]\d{2}:?\d{2}|Z)?",
     "%Z": r"[A-Z]*",
     "%%": "%",
 }

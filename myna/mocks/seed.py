@@ -125,8 +125,33 @@ def seed_recorded(
         for record in resource.records
         if record.get(resource.id_field) not in (None, "")
     ]
+    recorded += _referenced_only(model, recorded)
     data = with_recorded(model, recorded, seed=seed, top_up=top_up)
     return store.load_base(data.records, name or f"recorded-{seed}", sequences=data.sequences)
+
+
+def _referenced_only(
+    model: ServiceModel, recorded: list[tuple[str, str, Record]]
+) -> list[tuple[str, str, Record]]:
+    """A record for each id the recorded records point at that no recording showed (a
+    ServiceNow `sys_domain` of `global`): a world's references all resolve, so a client may
+    write back what it read. Generated values complete them (`with_recorded`)."""
+    held = {(name, record_id) for name, record_id, _ in recorded}
+    missing: dict[tuple[str, str], Record] = {}
+    for name, _, record in recorded:
+        for field_name, spec in model.resources[name].fields.items():
+            reference = spec.reference
+            if reference is None or reference.resource not in model.resources:
+                continue
+            value = record.get(field_name)
+            target_id = value.get("value") if isinstance(value, dict) else value
+            if target_id in (None, "") or isinstance(target_id, dict | list):
+                continue
+            key = (reference.resource, str(target_id))
+            if key not in held and key not in missing:
+                id_field = model.resources[reference.resource].id_field
+                missing[key] = {id_field: target_id}
+    return [(name, record_id, record) for (name, record_id), record in missing.items()]
 
 
 def has_recorded(model: ServiceModel) -> bool:
@@ -722,6 +747,8 @@ def value_from_schema(
         if options:
             return value_from_schema(options[0], name, rng, fake, depth)
     kind = type_of(schema)
+    if kind == "null":
+        return None
     if kind in ("integer", "number"):
         return _number_from(schema, kind, rng)
     if kind == "boolean":

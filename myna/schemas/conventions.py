@@ -7,6 +7,7 @@ returning one part of `Conventions` with its evidence.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -247,7 +248,30 @@ FIELD_ERROR_KEYS = frozenset({"errors", "fieldErrors", "field_errors"})
 def error_template(samples: list[Any]) -> Any:
     """A template of the error body: varying texts become `{message}`/`{detail}`/`{code}`."""
     ordered = sorted(samples, key=lambda sample: json.dumps(sample, sort_keys=True))
-    return _template(ordered[0], ordered, None)
+    template = _template(ordered[0], ordered, None)
+    if "{message}" in json.dumps(template):
+        return template
+    # One recorded error says nothing of which text varies; a mock that answered every refusal
+    # with it ("Resource not found: thisisafakekey") would tell an agent nothing.
+    return _with_message(template)
+
+
+_MESSAGE_LIKE = re.compile(r"(?i)summary|message|error|detail|description|msg|reason|title")
+
+
+def _with_message(template: Any) -> Any:
+    """The template with its first message-like text (by key) made the `{message}`."""
+    if isinstance(template, dict):
+        for name, item in template.items():
+            if isinstance(item, str) and _MESSAGE_LIKE.search(name):
+                return {**template, name: "{message}"}
+        for name, item in template.items():
+            replaced = _with_message(item)
+            if replaced != item:
+                return {**template, name: replaced}
+    if isinstance(template, list) and template:
+        return [_with_message(template[0]), *template[1:]]
+    return template
 
 
 def _template(value: Any, samples: list[Any], key: str | None) -> Any:

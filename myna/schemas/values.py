@@ -108,7 +108,7 @@ _ISO_DATETIME = re.compile(
 SPACED_DATETIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
 """ServiceNow's timestamps (`2024-04-14 19:29:09`), as a regular expression."""
 _SPACE_DATETIME = re.compile(SPACED_DATETIME)
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
+_EMAIL = re.compile(r"[^@\s:/]+@[^@\s:/]+\.[A-Za-z]{2,}")
 _IPV4 = re.compile(
     r"(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])"
 )
@@ -145,7 +145,13 @@ def string_format(value: str) -> Format | None:
         return "hex32"
     if length == 36 and value[8:9] == "-" and _UUID.fullmatch(value):
         return "uuid"
-    if first == "h" and (value.startswith("https://") or value.startswith("http://")):
+    if (
+        first == "h"
+        and (value.startswith("https://") or value.startswith("http://"))
+        and "{" not in value
+        and " " not in value
+    ):
+        # `https://api.github.com/users/x/following{/other_user}` is a URL template, no URI.
         return "uri"
     if "@" in value and " " not in value and _EMAIL.fullmatch(value):
         return "email"

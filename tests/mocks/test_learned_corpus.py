@@ -16,6 +16,7 @@ from myna.schemas import learn
 from myna.schemas.model import ServiceModel
 from myna.traces import read_many
 from myna.traces.model import Exchange
+from tests.mocks.crud_session import crud_session, seeded_client
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 ITSM_CORPUS = Path(__file__).resolve().parents[2] / "myna" / "backends" / "itsm" / "corpus.jsonl"
@@ -36,6 +37,9 @@ FLOORS = {
     "vcr/notion-sdk-py": 0.70,
 }
 """Share of recorded exchanges answered as recorded, per corpus folder (measured, rounded down)."""
+
+CRUD_SESSIONS_PASSING = 58
+"""Resources of the models above on which `crud_session` passes (measured)."""
 
 ONE_WORLD = ("nock/", "vcr/")
 """Write-rich recordings made one after another against one account: replayed in one world."""
@@ -101,3 +105,38 @@ def _sends(operation: object) -> bool:
 
 def _credentials(model: ServiceModel) -> dict[str, str]:
     return {"Authorization": "Bearer token"} if model.conventions.auth.scheme != "none" else {}
+
+
+def _vendor_models() -> list[tuple[str, ServiceModel]]:
+    found: list[tuple[str, ServiceModel]] = []
+    for folder in sorted(FLOORS):
+        sessions = list(read_many(_files(folder)))
+        found += [(folder, model) for model in learn(sessions)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def vendor_models() -> list[tuple[str, ServiceModel]]:
+    return _vendor_models()
+
+
+def test_an_agent_session_of_crud_calls_passes_on_the_resources_of_every_vendor(
+    vendor_models: list[tuple[str, ServiceModel]],
+) -> None:
+    sessions = failures = 0
+    problems: list[str] = []
+    for folder, model in vendor_models:
+        client = seeded_client(model)
+        for resource in model.resources.values():
+            kinds = {op.kind: op for op in model.operations if op.resource == resource.name}
+            if not {"create", "get", "delete"} <= kinds.keys():
+                continue
+            sessions += 1
+            problem = crud_session(client, model, resource, kinds)
+            if problem is not None:
+                failures += 1
+                problems.append(f"{folder} {resource.name}: {problem}")
+
+    print("\n".join(problems))
+    assert sessions >= 61
+    assert sessions - failures >= CRUD_SESSIONS_PASSING, "\n".join(problems)
