@@ -167,7 +167,11 @@ def serve(
     with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
         files = make_tls(Path(scratch), host) if tls else None
         if files is not None and ca_out is not None:
-            ca_out.write_bytes(files.ca_pem)
+            try:
+                ca_out.write_bytes(files.ca_pem)
+            except OSError as failed:
+                message = f"cannot write the CA certificate: {failed.strerror}"
+                raise MockError(message, file=str(ca_out), field="--ca-out") from None
         base = f"{'https' if tls else 'http'}://{host}:{port}"
         console.print(f"[bold]{model.title or model.name}[/] at {base}")
         console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
@@ -263,14 +267,18 @@ def served_mock(
         generated=generated,
         seed_cache=seed_cache,
     )
-    return Mock(
-        model,
-        store,
-        credentials=credentials,
-        admin_token=admin_token,
-        seed=seed,
-        open_worlds=open_worlds,
-    )
+    try:
+        return Mock(
+            model,
+            store,
+            credentials=credentials,
+            admin_token=admin_token,
+            seed=seed,
+            open_worlds=open_worlds,
+        )
+    except ModelError as refused:
+        store.close()
+        raise ModelError(refused.message, file=model_spec, **refused.context) from None
 
 
 def _seed_default_world(

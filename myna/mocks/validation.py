@@ -16,7 +16,7 @@ import orjson
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 
-from myna.errors import MockError
+from myna.errors import MockError, ModelError
 from myna.mocks.rejection import Rejection
 from myna.schemas.model import JsonSchema
 
@@ -37,7 +37,14 @@ class SchemaCheck:
     def __init__(self, schema: JsonSchema, *, formats: bool = False) -> None:
         self.schema = schema
         self.formats = formats
-        self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=formats)
+        try:
+            self._fast = jsonschema_rs.Draft202012Validator(schema, validate_formats=formats)
+        except jsonschema_rs.ValidationError as invalid:
+            # A model edited by hand: an enum written as a mapping, a type that is no type.
+            where = ".".join(str(part) for part in invalid.instance_path)
+            raise ModelError(
+                f"a schema in the model is not valid JSON Schema: {invalid.message}", at=where
+            ) from None
         self._explainer: Draft202012Validator | None = None
 
     def is_valid(self, instance: Any) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +19,7 @@ from myna.errors import InputError, ReplayError
 
 if TYPE_CHECKING:
     from myna.replay.audit import Agent
+    from myna.replay.build import BuildReport
     from myna.replay.episode import Episode
 
 replay = typer.Typer(help="Turn logged agent failures into audited, targeted RL episodes.")
@@ -66,33 +70,8 @@ def build_command(
     as_json: AsJson = False,
 ) -> None:
     """Build episodes (and variants) from the failure sessions in FAILURES."""
-    from myna.replay.build import Builder, build
-    from myna.replay.episode import ModelRef, save_episode
-    from myna.replay.mock_world import MockWorlds, ToolboxTranslator, load_model
-    from myna.traces import read
-    from myna.traces.cli import with_progress
-
-    out.mkdir(parents=True, exist_ok=True)
-    model_path = Path(model_spec)
-    # A file wins; otherwise the name of a built-in back end (`itsm`).
-    ref = (
-        ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve()))
-        if model_path.exists()
-        else ModelRef(name=model_spec)
-    )
-    model = load_model(ref, base=out)
-    builder = Builder(
-        model=model,
-        factory=MockWorlds(model),
-        model_ref=ref,
-        tools=tuple(ToolboxTranslator(model).names()),
-        translate=ToolboxTranslator(model),
-        source_file=str(failures),
-        distractors=distractors,
-    )
-    report = build(with_progress(read(failures), [failures]), builder, variants=variants)
-    for episode in report.episodes:
-        save_episode(episode, out)
+    with _output_folder(out):
+        report = _build_episodes(failures, model_spec, out, variants, distractors)
     rows = [
         {
             "episode": e.id,
@@ -112,6 +91,62 @@ def build_command(
         for s in report.skipped
     ]
     _print(rows, f"{len(report.episodes)} episodes written to {out}", as_json)
+
+
+def _build_episodes(
+    failures: Path, model_spec: str, out: Path, variants: int, distractors: int
+) -> BuildReport:
+    from myna.replay.build import Builder, build
+    from myna.replay.episode import ModelRef, save_episode
+    from myna.replay.mock_world import MockWorlds, ToolboxTranslator, load_model
+    from myna.traces import read
+    from myna.traces.cli import with_progress
+
+    model_path = Path(model_spec)
+    # A file wins; otherwise the name of a built-in back end (`itsm`).
+    ref = (
+        ModelRef(path=os.path.relpath(model_path.resolve(), out.resolve()))
+        if model_path.exists()
+        else ModelRef(name=model_spec)
+    )
+    model = load_model(ref, base=out)
+    builder = Builder(
+        model=model,
+        factory=MockWorlds(model),
+        model_ref=ref,
+        tools=tuple(ToolboxTranslator(model).names()),
+        translate=ToolboxTranslator(model),
+        source_file=str(failures),
+        distractors=distractors,
+    )
+    report = build(with_progress(read(failures), [failures]), builder, variants=variants)
+    try:
+        for episode in report.episodes:
+            save_episode(episode, out)
+    except OSError as failed:
+        raise InputError(f"cannot write episodes: {failed.strerror}", file=str(out)) from None
+    return report
+
+
+@contextmanager
+def _output_folder(out: Path) -> Iterator[None]:
+    """`out`, made if missing (never its parents), and removed again if what was to fill it
+    failed or wrote nothing."""
+    if not out.parent.is_dir():
+        raise InputError(f"the folder {out.parent} does not exist", file=str(out))
+    made = not out.exists()
+    try:
+        out.mkdir(exist_ok=True)
+    except OSError as failed:
+        raise InputError(f"cannot make the folder: {failed.strerror}", file=str(out)) from None
+    try:
+        yield
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    if made and not any(out.iterdir()):
+        out.rmdir()
 
 
 @replay.command("audit")

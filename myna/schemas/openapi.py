@@ -34,6 +34,7 @@ from myna.schemas.model import (
     ResponseSpec,
     ServiceModel,
 )
+from myna.traces.formats import PEEK_BYTES, Peek, detect_format
 
 __all__ = ["component_name", "dumps", "from_openapi", "load", "loads", "save", "to_openapi"]
 
@@ -399,22 +400,58 @@ def loads(text: str, *, source: str | None = None) -> ServiceModel:
     try:
         document = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as broken:
+        # One line: the problem and where, without the parser's context lines.
         mark = getattr(broken, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ModelError(f"not valid YAML: {broken}", path=source, line=line) from broken
+        problem = getattr(broken, "problem", None) or str(broken).splitlines()[0]
+        where = {} if mark is None else {"line": mark.line + 1, "column": mark.column + 1}
+        raise ModelError(f"not valid YAML: {problem}", path=source, **where) from broken
     return from_openapi(document, source=source)
 
 
 def save(model: ServiceModel, path: str | Path) -> None:
     """Write the model to `path` as OpenAPI 3.1 YAML."""
-    Path(path).write_text(dumps(model), encoding="utf-8")
+    try:
+        Path(path).write_text(dumps(model), encoding="utf-8")
+    except OSError as failed:
+        raise ModelError(f"cannot write the model: {failed.strerror}", path=str(path)) from None
 
 
 def load(path: str | Path) -> ServiceModel:
-    """Read a model file written by `save` (and perhaps reviewed by a person)."""
+    """Read a model file written by `save` (and perhaps reviewed by a person). A file that is
+    not one (binary, not UTF-8, a trace) is refused from its first bytes, before a large one is
+    read whole."""
     target = Path(path)
     try:
-        text = target.read_text(encoding="utf-8")
+        with target.open("rb") as file:
+            head = file.read(PEEK_BYTES)
+            _refuse_other_kinds(head, target)
+            data = head + file.read()
     except OSError as missing:
         raise ModelError(f"cannot read model file: {missing.strerror}", path=str(target)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as broken:
+        raise ModelError(_NOT_TEXT, path=str(target), byte=broken.start) from None
     return loads(text, source=str(target))
+
+
+_NOT_TEXT = "not a model file: it is not UTF-8 text"
+
+
+def _refuse_other_kinds(head: bytes, target: Path) -> None:
+    """Refuse a binary file or a trace by its first `PEEK_BYTES`."""
+    if b"\x00" in head:
+        raise ModelError(_NOT_TEXT, path=str(target), byte=head.index(b"\x00"))
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as broken:
+        if broken.start < len(head) - 3:  # not a character the peek cut in two
+            raise ModelError(_NOT_TEXT, path=str(target), byte=broken.start) from None
+    import myna.traces.builtin  # noqa: F401  (registers the readers whose detectors ask)
+
+    trace = detect_format(Peek.of(head))
+    if trace is not None:
+        raise ModelError(
+            f"not a model file: it is a {trace} trace; learn a model from it with `myna learn`",
+            path=str(target),
+        )
