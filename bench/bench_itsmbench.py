@@ -5,7 +5,9 @@ One run, wall-clock and CPU time per stage, in this single process:
   - loading the built-in ITSM model,
   - seeding adaptation and scenario generation, limited to --scenarios (1,000 by default),
   - the replay audit of every scenario (reference, no-op, probes, determinism, near-miss solvers),
-  - an oracle run of every accepted scenario.
+  - an oracle run of every accepted scenario;
+then, untimed, the solver ladder (noop, random, heuristic, rules) by tier on those scenarios and
+on as many from the shipped data.
 The UCI sample is read from ../shared/corpus; the script says so and exits when it is absent.
 
 Run: PYTHONPATH=. python bench/bench_itsmbench.py [--scenarios N] [--workers N]
@@ -73,6 +75,12 @@ def main() -> None:
     for label, wall, cpu in rows:
         print(f"{label:28s} {wall:7.2f} s wall {cpu:7.2f} s cpu")
     print(f"{'pipeline total':28s} {total_wall:7.2f} s wall {total_cpu:7.2f} s cpu (target < 60 s)")
+    shipped = bench.prepare(limit=args.scenarios, workers=args.workers, model=model)
+    for label, audited in (("UCI sample", prepared), ("shipped data", shipped)):
+        print(f"solver ladder, pass^1 by tier, {label} ({len(audited.accepted)} scenarios):")
+        for rung in bench.ladder(audited, workers=args.workers):
+            shown = "  ".join(f"tier {t}: {r:.3f}" for t, r in sorted(rung.by_tier.items()))
+            print(f"  {rung.agent:10s} {shown}  {'falls' if rung.falls else 'does not fall'}")
 
 
 if __name__ == "__main__":

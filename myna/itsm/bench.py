@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.resources import files
+from itertools import pairwise
 from math import comb
 from pathlib import Path
 from typing import TypeVar
@@ -226,6 +227,39 @@ def run(
 
     played = _map(play, scenarios, workers, progress)
     return [trial for group in played for trial in group]
+
+
+LADDER: tuple[str, ...] = ("noop", "random", "heuristic", "rules")
+"""The solver ladder, weakest first: each rung should pass less as the tiers rise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rung:
+    """One solver's pass^1 per tier (tier -> share of the tier's scenarios passed)."""
+
+    agent: str
+    by_tier: dict[int, float]
+
+    @property
+    def falls(self) -> bool:
+        """Whether its pass rate falls strictly from each tier to the next."""
+        rates = [self.by_tier[tier] for tier in sorted(self.by_tier)]
+        return all(a > b for a, b in pairwise(rates))
+
+
+def ladder(prepared: Prepared, agents: Sequence[str] = LADDER, *, workers: int = 1) -> list[Rung]:
+    """Every solver of the ladder once on every accepted scenario, by tier."""
+    rungs = []
+    for agent in agents:
+        played = run(prepared, agent, workers=workers)
+        tiers = sorted({t.tier for t in played})
+        by_tier = {
+            tier: sum(t.passed for t in played if t.tier == tier)
+            / sum(1 for t in played if t.tier == tier)
+            for tier in tiers
+        }
+        rungs.append(Rung(agent, by_tier))
+    return rungs
 
 
 def _tool_definitions(model: ServiceModel) -> list[dict[str, object]]:

@@ -117,3 +117,13 @@ def test_yields_count_what_the_data_gave_and_what_survived() -> None:
     assert sum(r.generated for r in rows) == 20
     assert all(r.accepted <= r.generated <= r.yielded for r in rows)
     assert sum(r.accepted for r in rows) == len(prepared.accepted)
+
+
+def test_the_ladder_climbs_and_the_heuristic_falls_with_the_tiers() -> None:
+    prepared = bench.prepare(limit=100, seed=0)
+    rungs = {rung.agent: rung for rung in bench.ladder(prepared)}
+    assert list(rungs) == list(bench.LADDER)
+    assert set(rungs["noop"].by_tier.values()) == {0.0}
+    assert rungs["heuristic"].falls
+    for tier, rate in rungs["heuristic"].by_tier.items():
+        assert rungs["random"].by_tier[tier] <= rate <= rungs["rules"].by_tier[tier]

@@ -6,7 +6,7 @@ offered; `world` offers `tool(name, arguments)` and `call(method, path, params, 
 returning a reply with `status` and `body`; `seed` differs between trials. An agent that talks to
 a model may also expose `tokens: int | None`, the tokens its last `solve` used, for the report.
 
-`make_agent(spec, context)` builds one by name: `oracle`, `noop`, `random`, `heuristic`,
+`make_agent(spec, context)` builds one by name: `oracle`, `noop`, `random`, `heuristic`, `rules`,
 `openai` (an OpenAI-compatible chat endpoint; see `myna.itsm.agents.openai`), or `module:Class`
 for any Python class, constructed with no arguments in a child process
 (`myna.replay.isolation`): it gets the task text, the tool names and the service's API, and can
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from myna.errors import BenchError, ReplayError
 from myna.itsm.agents.baselines import HeuristicAgent, NoopAgent, OracleAgent, RandomAgent
+from myna.itsm.agents.rules import RuleAgent
 from myna.replay.audit import Agent
 from myna.replay.episode import Solution
 from myna.replay.isolation import IsolatedAgent
@@ -31,6 +32,7 @@ __all__ = [
     "NoopAgent",
     "OracleAgent",
     "RandomAgent",
+    "RuleAgent",
     "make_agent",
 ]
 
@@ -55,6 +57,7 @@ AGENTS: dict[str, Callable[[AgentContext], Agent]] = {
     "noop": lambda context: NoopAgent(),
     "random": lambda context: RandomAgent(),
     "heuristic": lambda context: HeuristicAgent(),
+    "rules": lambda context: RuleAgent(),
     "openai": _openai,
 }
 

@@ -19,14 +19,14 @@ from myna.replay.episode import Solution
 
 _NUMBER = re.compile(r"\bINC\d{7}\b")
 _QUOTED = re.compile(r'"([^"]+)"')
-_HOLD_REASONS = {
+HOLD_REASONS = {
     "awaiting caller": "1",
     "awaiting evidence": "2",
     "awaiting problem": "3",
     "awaiting vendor": "4",
     "awaiting change": "5",
 }
-_STATE_LABELS = {
+STATE_LABELS = {
     "1": "New",
     "2": "In Progress",
     "3": "On Hold",
@@ -61,7 +61,7 @@ class NoopAgent:
         return None
 
 
-def _records(reply: Any) -> list[dict[str, Any]]:
+def records(reply: Any) -> list[dict[str, Any]]:
     body = getattr(reply, "body", None)
     result = body.get("result") if isinstance(body, dict) else None
     if isinstance(result, list):
@@ -69,7 +69,7 @@ def _records(reply: Any) -> list[dict[str, Any]]:
     return [result] if isinstance(result, dict) else []
 
 
-def _value(field_value: Any) -> str:
+def value_of(field_value: Any) -> str:
     if isinstance(field_value, dict):
         return str(field_value.get("value", ""))
     return "" if field_value is None else str(field_value)
@@ -86,18 +86,18 @@ class RandomAgent:
 
     def solve(self, task: Task, world: AgentWorld, seed: int) -> str | None:
         rng = random.Random(f"{task.episode_id}:{seed}")
-        incidents = _records(world.tool("list_incident", {"sysparm_limit": "100"}))
+        incidents = records(world.tool("list_incident", {"sysparm_limit": "100"}))
         if not incidents:
             return None
         values = {
-            name: sorted({_value(i.get(name)) for i in incidents} - {""}) for name in self.fields
+            name: sorted({value_of(i.get(name)) for i in incidents} - {""}) for name in self.fields
         }
         for _ in range(rng.randint(1, self.max_calls)):
             target = rng.choice(incidents)
             name = rng.choice([n for n in self.fields if values[n]] or ["work_notes"])
             value = rng.choice(values[name]) if values[name] else "noted"
-            world.tool("update_incident", {"sys_id": _value(target.get("sys_id")), name: value})
-        words = sorted({_value(i.get("short_description")) for i in incidents} - {""})
+            world.tool("update_incident", {"sys_id": value_of(target.get("sys_id")), name: value})
+        words = sorted({value_of(i.get("short_description")) for i in incidents} - {""})
         return rng.choice(words) if words else None
 
 
@@ -112,16 +112,16 @@ class HeuristicAgent:
         numbers = _NUMBER.findall(text)
         if not numbers:
             return None
-        found = _records(world.tool("list_incident", {"sysparm_query": f"number={numbers[0]}"}))
+        found = records(world.tool("list_incident", {"sysparm_query": f"number={numbers[0]}"}))
         if not found:
             return None
         incident = found[0]
-        sys_id = _value(incident.get("sys_id"))
+        sys_id = value_of(incident.get("sys_id"))
         lowered = text.casefold()
         if lowered.startswith("what state"):
-            return _STATE_LABELS.get(_value(incident.get("state")), "")
+            return STATE_LABELS.get(value_of(incident.get("state")), "")
         if lowered.startswith("which group"):
-            return self._group_name(world, _value(incident.get("assignment_group")))
+            return self._group_name(world, value_of(incident.get("assignment_group")))
         if lowered.startswith("how many"):
             return "1"
         update = self._update(world, lowered, text)
@@ -131,7 +131,7 @@ class HeuristicAgent:
 
     def _update(self, world: AgentWorld, lowered: str, text: str) -> dict[str, str]:
         if lowered.startswith("put incident") and "on hold" in lowered:
-            reason = next((code for label, code in _HOLD_REASONS.items() if label in lowered), "1")
+            reason = next((code for label, code in HOLD_REASONS.items() if label in lowered), "1")
             return {"state": "3", "hold_reason": reason}
         if lowered.startswith("resolve incident"):
             quoted = _QUOTED.findall(text)
@@ -155,11 +155,11 @@ class HeuristicAgent:
         return {}
 
     def _group_id(self, world: AgentWorld, name: str) -> str:
-        groups = _records(world.tool("list_sys_user_group", {"sysparm_query": f"name={name}"}))
-        return _value(groups[0].get("sys_id")) if groups else ""
+        groups = records(world.tool("list_sys_user_group", {"sysparm_query": f"name={name}"}))
+        return value_of(groups[0].get("sys_id")) if groups else ""
 
     def _group_name(self, world: AgentWorld, sys_id: str) -> str:
         if not sys_id:
             return ""
-        groups = _records(world.tool("list_sys_user_group", {"sysparm_query": f"sys_id={sys_id}"}))
-        return _value(groups[0].get("name")) if groups else ""
+        groups = records(world.tool("list_sys_user_group", {"sysparm_query": f"sys_id={sys_id}"}))
+        return value_of(groups[0].get("name")) if groups else ""

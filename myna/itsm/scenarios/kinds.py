@@ -747,9 +747,11 @@ def duplicate(source: Source) -> Iterator[Scenario]:
             continue
         rng = source.rng("duplicate", incident.number)
         _distractors(source, world, rng, {incident.sys_id, original.sys_id}, pool)
+        same = "on the same configuration item" if incident.cmdb_ci else "from the same caller"
         instruction = (
-            f"Incident {incident.number} duplicates an earlier incident about the same issue. "
-            f"Find the original, then resolve {incident.number} with the close code "
+            f"Incident {incident.number} duplicates an earlier incident about the same issue "
+            f"{same}. Find the original (the latest such incident opened before it), then "
+            f"resolve {incident.number} with the close code "
             '"Duplicate", close notes naming the original, and its parent incident set to the '
             "original."
         )
