@@ -23,7 +23,9 @@ def bench_itsm(
     ] = None,
     agent: Annotated[
         str,
-        typer.Option("--agent", help="oracle, noop, random, heuristic, openai, or module:Class."),
+        typer.Option(
+            "--agent", help="oracle, noop, random, heuristic, rules, openai, or module:Class."
+        ),
     ] = "heuristic",
     trials: Annotated[
         int, typer.Option("--trials", min=1, help="Trials per scenario (k for pass^k).")
