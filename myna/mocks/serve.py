@@ -13,6 +13,7 @@ the admin API under `/_myna/admin`), so FastAPI's middleware stack and mount wou
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -33,6 +34,8 @@ import uvicorn
 from myna.errors import MockError
 from myna.mocks.app import MockAsgi
 from myna.mocks.console.app import ConsoleAsgi
+from myna.mocks.http_guard import guarded_protocol
+from myna.mocks.rejection import Rejection
 from myna.mocks.runtime import Mock
 
 _LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -81,7 +84,20 @@ def server_for(
     app = ConsoleAsgi(
         MockAsgi(mock, threadpool=threadpool), mock, model_file=model_file, results=results
     )
-    return uvicorn.Server(uvicorn_config(app, host=host, port=port, tls=tls, log_level=log_level))
+    config = uvicorn_config(
+        app, host=host, port=port, tls=tls, log_level=log_level, http=_protocol_for(mock)
+    )
+    return uvicorn.Server(config)
+
+
+def _protocol_for(mock: Mock) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with the guards of `http_guard`, refusing what it cannot parse
+    with the mock's own 400."""
+    refused = mock.error_response(
+        Rejection(400, "the request is not valid HTTP", detail="Malformed request")
+    )
+    content_type = dict(refused.headers).get("Content-Type", "application/json")
+    return guarded_protocol(refused.body, content_type)
 
 
 def uvicorn_config(
@@ -92,11 +108,13 @@ def uvicorn_config(
     tls: TlsFiles | None = None,
     log_level: str = "warning",
     lifespan: Literal["on", "off"] = "off",
+    http: type[asyncio.Protocol] | Literal["auto"] = "auto",
 ) -> uvicorn.Config:
     """The uvicorn settings `myna serve` runs with (the HTTP benchmark gives its bare FastAPI
-    handler the same ones)."""
+    handler the same ones); `http` is the protocol class (`_protocol_for` a mock)."""
     return uvicorn.Config(
         app,
+        http=http,
         host=host,
         port=port,
         log_level=log_level,
@@ -164,7 +182,7 @@ def serving(
 ) -> Iterator[Running]:
     """Serve `mock` on a free loopback port in a background thread for the `with` block."""
     app = ConsoleAsgi(MockAsgi(mock, threadpool=threadpool), mock)
-    with serving_app(app, tls=tls, host=host) as running:
+    with serving_app(app, tls=tls, host=host, http=_protocol_for(mock)) as running:
         yield running
 
 
@@ -175,6 +193,7 @@ def serving_app(
     tls: bool = False,
     host: str = "127.0.0.1",
     lifespan: Literal["on", "off"] = "off",
+    http: type[asyncio.Protocol] | Literal["auto"] = "auto",
 ) -> Iterator[Running]:
     """Serve any ASGI `app` as `myna serve` would, on a free port in a background thread."""
     port = free_port(host)
@@ -184,7 +203,7 @@ def serving_app(
         if files is not None:
             ca_file = Path(scratch) / "ca.pem"
             ca_file.write_bytes(files.ca_pem)
-        config = uvicorn_config(app, host=host, port=port, tls=files, lifespan=lifespan)
+        config = uvicorn_config(app, host=host, port=port, tls=files, lifespan=lifespan, http=http)
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, name="myna-server", daemon=True)
         thread.start()
