@@ -78,7 +78,8 @@ class Authenticator:
     ) -> None:
         if admin_token in credentials.tokens or admin_token in credentials.users.values():
             raise MockError(
-                "the admin token must differ from every service credential", field="--admin-token"
+                "the admin token must differ from every service credential",
+                field="--admin-token-file",
             )
         self.auth = auth
         self.credentials = credentials

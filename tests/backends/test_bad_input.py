@@ -302,3 +302,11 @@ def test_credentials_in_basic_auth_still_work(urls: dict[str, str]) -> None:
     basic = "Basic " + base64.b64encode(b"myna:myna").decode()
     response = httpx.get(urls["itsm"] + INCIDENTS, headers={"Authorization": basic}, timeout=30)
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_write_without_a_body_is_refused_everywhere(urls: dict[str, str], backend: str) -> None:
+    method, path, _ = WRITES[backend]
+    with _client(urls, backend) as client:
+        response = client.request(method, path, headers={"Content-Type": "application/json"})
+    _service_error(backend, response)

@@ -89,6 +89,8 @@ OPEN_CURSORS: Final = 10
 _RUNTIME_SESSION: Final = "authenticated-by-the-runtime"
 _JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
 _FORM: Final = "application/x-www-form-urlencoded"
+_WRITES: Final = frozenset({"POST", "PATCH", "PUT"})
+_NO_BODY: Final = "The HTTP entity body is required, but this request has no entity body."
 
 
 class StoredTable(MutableMapping[str, Row]):
@@ -383,10 +385,12 @@ def org_request(request: MockRequest, world: str) -> Request:
 def _body(request: MockRequest) -> Body:
     """The body as the org reads it: JSON through the runtime's one hardened parser, a form
     (the OAuth token endpoint) as text. Bytes that are not acceptable JSON (malformed, nested
-    too deep, holding NUL) reach the org as text, which it answers with JSON_PARSER_ERROR; any
-    other media type is Salesforce's 415."""
+    too deep, holding NUL) reach the org as text, which it answers with JSON_PARSER_ERROR, as
+    Salesforce answers a write without a body; any other media type is Salesforce's 415."""
     raw = request.body
     if not raw.strip():
+        if request.method.upper() in _WRITES:
+            raise Refused(400, "JSON_PARSER_ERROR", _NO_BODY, None)
         return Body()
     content_type = request.headers.get("content-type", "")
     if _FORM in content_type.lower():
