@@ -191,11 +191,11 @@ def reference_id(value: Any) -> str | None:
 
 
 def equality_keys(value: Any) -> tuple[str, ...]:
-    """Index keys of a value under `=`: two values that `=` calls equal share at least one key
-    (one may also share a key with a value it does not equal: an index narrows, the evaluator
-    decides). Every non-empty value has its case-folded text, which is what `=` compares across
-    kinds; a number or timestamp also has its canonical form, which `=` compares within its kind
-    (`"1.0"` and `1`). An empty value has none: `=` never matches it."""
+    """Index keys of a value under `=`: two values share a key exactly when `=` calls them
+    equal. Every non-empty value has its case-folded text, which is what `=` compares across
+    kinds (and within text); a number or timestamp also has its canonical form, which `=`
+    compares within its kind (`"1.0"` and `1`). An empty value has none: `=` never matches it.
+    Stores index records by these keys (`myna.mocks.store_keys`)."""
     rank, typed = _typed(value)
     if rank == _EMPTY_RANK:
         return ()

@@ -35,7 +35,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import orjson
@@ -43,7 +43,7 @@ import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 from myna.errors import MockError
-from myna.mocks.evaluate import Context, equality_keys, evaluate, reference_id
+from myna.mocks.evaluate import Context, compile_filter, equality_keys, evaluate, reference_id
 from myna.mocks.query import Query
 from myna.mocks.store import (
     ChangeKind,
@@ -57,7 +57,13 @@ from myna.mocks.store import (
     WorldInfo,
     absent_name,
 )
-from myna.mocks.store_keys import Equality, equalities, indexed_fields, record_keys
+from myna.mocks.store_keys import (
+    Equality,
+    equalities,
+    indexed_fields,
+    only_equalities,
+    record_keys,
+)
 from myna.schemas.model import ServiceModel
 
 __all__ = ["SqlStore", "SqlTransaction"]
@@ -573,12 +579,18 @@ class SqlTransaction:
         return self._visible(resource, record_id)[0] is not None
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
-        narrowed = self._narrowed(resource, equalities(query.where))
-        records, total = evaluate(
-            self._records(resource) if narrowed is None else narrowed,
-            query,
-            Context(model=self._store.model, resource=resource, resolve=self._walk),
-        )
+        context = Context(model=self._store.model, resource=resource, resolve=self._walk)
+        equal = equalities(query.where)
+        narrowed = self._narrowed(resource, equal)
+        if narrowed is None:
+            records, total = evaluate(self._records(resource), query, context)
+        else:
+            # The base's candidates hold a key of every equality: they match them (equal keys
+            # are equal values), so a filter of equalities alone need not test them again.
+            test = compile_filter(query.where, context) if query.where is not None else None
+            alone = only_equalities(query.where, equal)
+            kept = [r for r, based in narrowed if (based and alone) or test is None or test(r)]
+            records, total = evaluate(kept, replace(query, where=None), context)
         return [_clone(record) for record in records], total
 
     def all(self, resource: str) -> Sequence[tuple[str, Record]]:
@@ -598,9 +610,12 @@ class SqlTransaction:
         base_items = base.items(resource) if base is not None else []
         return [record for _, record in _merged(base_items, overlay)]
 
-    def _narrowed(self, resource: str, equal: Sequence[Equality]) -> Sequence[Record] | None:
+    def _narrowed(
+        self, resource: str, equal: Sequence[Equality]
+    ) -> Sequence[tuple[Record, bool]] | None:
         """The visible records a filter with these `field = value` conjuncts can match (maybe
-        a few more), in `_records` order; None when a scan is cheaper. The base's come from its
+        a few more), in `_records` order, each with whether it is the base's own (it holds a
+        key of every equality); None when a scan is cheaper. The base's come from its
         layers' equality indexes (built on first use, for any field). The world's own come
         from its keys when a conjunct's field is one an extension looks up (the world may have
         written many), else they are all read: an episode's world writes a few."""
@@ -636,16 +651,18 @@ class SqlTransaction:
         resource: str,
         record_ids: AbstractSet[str],
         own: Mapping[str, tuple[int, str | None]],
-    ) -> Sequence[Record]:
+    ) -> Sequence[tuple[Record, bool]]:
         """The records of `record_ids` as the world sees them (`own`: its rows of them), in
-        `_records` order: the base's in its order, then the world's own."""
-        placed: list[tuple[tuple[int, ...], str, Record]] = []
+        `_records` order (the base's in its order, then the world's own), each with whether
+        it is the base's (the world has no row of it)."""
+        placed: list[tuple[tuple[int, ...], str, Record, bool]] = []
         for record_id in record_ids:
-            record, place = self._placed(base, resource, record_id, own.get(record_id))
+            row = own.get(record_id)
+            record, place = self._placed(base, resource, record_id, row)
             if record is not None:
-                placed.append((place, record_id, record))
+                placed.append((place, record_id, record, row is None))
         placed.sort(key=lambda item: (item[0], item[1]))
-        return [record for _, _, record in placed]
+        return [(record, based) for _, _, record, based in placed]
 
     def _placed(
         self,

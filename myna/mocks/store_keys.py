@@ -46,6 +46,12 @@ def equalities(where: Filter | None) -> list[Equality]:
     return found
 
 
+def only_equalities(where: Filter | None, equal: list[Equality]) -> bool:
+    """Whether `where` is nothing but the equalities `equalities` found in it."""
+    parts = where.parts if isinstance(where, And) else (where,)
+    return where is not None and len(equal) == len(parts)
+
+
 def record_keys(record: Record | None, fields: tuple[str, ...]) -> set[tuple[str, str]]:
     """The (field, key) pairs a record holds in the indexed `fields`."""
     if record is None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 
 from myna.mocks import sqlstore
-from myna.mocks.evaluate import Context, equality_keys, evaluate
+from myna.mocks.evaluate import Context, equality_keys, evaluate, matches
 from myna.mocks.extensions import EXTENSIONS, Extension, register_extension
 from myna.mocks.query import And, Condition, Filter, Query, SortKey
 from myna.mocks.sqlstore import SqlStore, SqlTransaction
@@ -210,3 +210,46 @@ def test_a_store_that_starts_indexing_keys_rows_written_before(store_url: str) -
     indexing = SqlStore(model(), store_url)
     assert owned_by(indexing, "w", "ann") == ["t1"]
     indexing.close()
+
+
+SCALARS = st.one_of(
+    st.sampled_from(
+        [
+            "1",
+            "1.0",
+            "01",
+            "+1",
+            "1e0",
+            "1E0",
+            "inf",
+            "2024-01-01",
+            "2024-01-01T00:00:00",
+            "2024-01-01 00:00:00",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01t00:00:00",
+            "2024-01-01T01:00:00+01:00",
+            "true",
+            "TRUE",
+            "Open",
+            "open",
+            "ǅ",
+            "ǆ",
+            "ß",
+            "ss",
+        ]
+    ),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-3, max_value=3),
+    st.booleans(),
+    st.text(alphabet="aAbB1 .:-", max_size=4),
+)
+VALUES_ANY = st.one_of(SCALARS, st.builds(lambda v: {"link": "l", "value": v}, SCALARS))
+
+
+@given(value=VALUES_ANY, other=VALUES_ANY)
+def test_two_values_share_a_key_exactly_when_equality_matches(value: Any, other: Any) -> None:
+    """What lets a store skip testing a candidate found by its keys for a filter of
+    equalities alone."""
+    shared = bool(set(equality_keys(value)) & set(equality_keys(other)))
+    if equality_keys(other):
+        assert shared == matches({"f": value}, Condition("f", "=", other), Context())
