@@ -134,10 +134,16 @@ async def read_body(receive: Receive, limit: int) -> bytes | Rejection:
 
 async def _send(send: Send, response: MockResponse) -> None:
     body = response.body
-    headers = [
-        (name.lower().encode("latin-1"), value.encode("latin-1"))
-        for name, value in response.headers
-    ]
+    headers = [(name.lower().encode("latin-1"), _header(value)) for name, value in response.headers]
     headers.append((b"content-length", str(len(body)).encode("ascii")))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def _header(value: str) -> bytes:
+    """A header value as bytes: Latin-1 as HTTP has it, or UTF-8 for a value that echoes what
+    a client sent beyond it (a Link header carrying a query with an emoji)."""
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value.encode("utf-8")

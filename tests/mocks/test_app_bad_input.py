@@ -183,3 +183,22 @@ def test_any_json_object_is_created_or_refused_never_500(body: dict[str, object]
 @functools.cache
 def _shared_mock() -> Mock:
     return build_mock()
+
+
+def test_a_header_echoing_text_beyond_latin_1_is_sent_not_a_500() -> None:
+    """A learned model's Link header carries the request's path as sent (an id with an emoji)."""
+    import asyncio
+
+    from myna.mocks.app import _send
+    from myna.mocks.messages import MockResponse
+
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    link = '</repos/x/commits/\U000ae2bb/statuses?page=2>;rel="next"'
+    asyncio.run(_send(send, MockResponse(200, [("Link", link)], payload=[])))
+
+    assert sent[0]["status"] == 200
+    assert (b"link", link.encode("utf-8")) in sent[0]["headers"]  # type: ignore[operator]
