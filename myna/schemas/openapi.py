@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, TypeVar
 
+import jsonschema_rs
 import yaml
 from pydantic import BaseModel, ValidationError
 
@@ -405,7 +406,25 @@ def loads(text: str, *, source: str | None = None) -> ServiceModel:
         problem = getattr(broken, "problem", None) or str(broken).splitlines()[0]
         where = {} if mark is None else {"line": mark.line + 1, "column": mark.column + 1}
         raise ModelError(f"not valid YAML: {problem}", path=source, **where) from broken
-    return from_openapi(document, source=source)
+    model = from_openapi(document, source=source)
+    _check_field_schemas(model, source)
+    return model
+
+
+def _check_field_schemas(model: ServiceModel, source: str | None) -> None:
+    """Refuse a field schema that is not JSON Schema (an enum written as a mapping by hand),
+    naming the field, before anything serves or rewrites the model."""
+    for resource in model.resources.values():
+        for name, spec in resource.fields.items():
+            try:
+                jsonschema_rs.meta.validate(spec.schema_)
+            except jsonschema_rs.ValidationError as invalid:
+                where = ".".join([resource.name, name, *map(str, invalid.instance_path)])
+                raise ModelError(
+                    f"field schema is not valid JSON Schema: {invalid.message}",
+                    path=source,
+                    at=where,
+                ) from None
 
 
 def save(model: ServiceModel, path: str | Path) -> None:

@@ -59,7 +59,7 @@ def _bad_models(folder: Path) -> dict[str, tuple[Path, str]]:
         "not-utf8": (latin, "byte"),
         "yaml": (yaml, "line 3"),
         "trace": (trace, "jsonl trace"),
-        "enum-mapping": (_enum_as_mapping(folder), "operational_status"),
+        "enum-mapping": (_enum_as_mapping(folder), "operational_status.enum"),
     }
 
 
@@ -72,7 +72,7 @@ def test_serve_refuses_a_file_that_is_no_model_in_one_line(tmp_path: Path, kind:
     _one_line_error(_myna(tmp_path, "serve", path.name, "--port", "1"), path.name, where)
 
 
-@pytest.mark.parametrize("kind", ["binary", "yaml", "trace"])
+@pytest.mark.parametrize("kind", ["binary", "yaml", "trace", "enum-mapping"])
 def test_conformance_and_learn_update_refuse_it_too(tmp_path: Path, kind: str) -> None:
     path, where = _bad_models(tmp_path)[kind]
     traces = _bad_models(tmp_path)["trace"][0]
