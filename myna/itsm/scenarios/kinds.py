@@ -682,12 +682,19 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
     for incident in source.history.incidents:
         if incident.assignment_group and incident.made_sla is not None:
             by_group.setdefault(incident.assignment_group, []).append(incident)
+    all_breached = [i for i in _open_pool(source) if i.made_sla is False]
     for group, incidents in sorted(by_group.items()):
         for part, chunk in enumerate(_chunks(incidents, 6)):
             breached = [i for i in chunk if i.made_sla is False]
             if not breached or len(breached) == len(chunk):
                 continue
-            world = _World(source, "sla_escalation", f"{chunk[0].number}-{part}")
+            key = f"{chunk[0].number}-{part}"
+            world = _World(source, "sla_escalation", key)
+            # Other groups' open breached incidents: the group clause must do its work.
+            elsewhere = [i for i in all_breached if i.assignment_group != group]
+            rng = source.rng("sla_escalation", key)
+            for incident in rng.sample(elsewhere, min(DISTRACTORS, len(elsewhere))):
+                world.add(incident, **OPEN_RESET)
             for incident in chunk:
                 # A breached incident stood below High urgency before its escalation.
                 held = "2" if incident.made_sla is False and incident.urgency == 1 else None
@@ -723,7 +730,6 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                 steps.append(_patch(incident.sys_id, body))
                 allowed.append(_only(incident.sys_id, ["urgency", "work_notes", "impact"]))
             checks += _guards(source, allowed, [i.sys_id for i in breached])
-            key = f"{chunk[0].number}-{part}"
             yield _episode(source, "sla_escalation", key, instruction, world, checks, steps)
 
 
