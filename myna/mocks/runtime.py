@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import orjson
 
@@ -1318,12 +1318,16 @@ def _with_offset(pairs: Pairs, paging: _Paging, offset: int) -> str:
     return urlencode(out)
 
 
+_PATH_SAFE = "/:@!$&'()*+,;=~"
+"""What a path keeps unescaped when written back into a URL (RFC 3986 pchar and "/")."""
+
+
 def _link_header(
     request: MockRequest, paging: _Paging, offset: int, limit: int, total: int
 ) -> str | None:
     if offset == 0 and total <= limit:
         return None  # one page holds every row: there is nowhere to go
-    base = f"{request.base_url}{request.path}"
+    base = f"{request.base_url}{quote(request.path, safe=_PATH_SAFE)}"
     last = max(((total - 1) // limit) * limit, 0) if limit else 0
     links = [(0, "first")]
     if offset > 0:
