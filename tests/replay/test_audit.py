@@ -22,6 +22,7 @@ from myna.replay.episode import (
     AnswerStep,
     Episode,
     FieldEquals,
+    FieldMatches,
     HttpStep,
     Policy,
     Solution,
@@ -272,3 +273,58 @@ def test_a_probe_that_crashes_the_world_is_inconclusive_not_a_pass(episode: Epis
     gate = next(g for g in report.gates if g.name == "probe:delete_records")
     assert not gate.ok
     assert gate.detail == "inconclusive, the world crashed: RuntimeError: disk full"
+
+
+def _labelled_model() -> Any:
+    """The fake model with the incident state machine's labels, as ServiceNow names states."""
+    model = incident_model()
+    labels = {"1": "New", "2": "In Progress", "6": "Resolved", "7": "Closed"}
+    machine = StateMachine(field="state", states=sorted(labels), labels=labels, enforce=False)
+    model.resources["incident"].state_machines = [machine]
+    return model
+
+
+def _says(instruction: str) -> Callable[[Episode], Episode]:
+    def rewrite(episode: Episode) -> Episode:
+        return episode.model_copy(
+            update={"problem": episode.problem.model_copy(update={"instruction": instruction})}
+        )
+
+    return rewrite
+
+
+def _any_state(episode: Episode) -> Episode:
+    checks = [
+        FieldMatches(name=c.name, resource="incident", where=c.where, field="state", pattern=".*")
+        if isinstance(c, FieldEquals) and c.field == "state"
+        else c
+        for c in episode.verifier.checks
+    ]
+    return episode.model_copy(update={"verifier": Verifier(checks=checks)})
+
+
+def _already_resolved(episode: Episode) -> Episode:
+    world = episode.environment.initial_world
+    incidents = [{**r, "state": "6"} if r["sys_id"] == A2 else r for r in world["incident"]]
+    environment = episode.environment.model_copy(
+        update={"initial_world": {**world, "incident": incidents}}
+    )
+    return episode.model_copy(update={"environment": environment})
+
+
+@pytest.mark.parametrize(
+    ("breaking", "failed_gate"),
+    [
+        (_says("Close INC0010002: the VPN concentrator was restarted."), "states_agree"),
+        (_says("Resolve INC0099999: the VPN concentrator was restarted."), "names_exist"),
+        (_any_state, "mutants_fail"),
+        (_already_resolved, "goals_unmet_initially"),
+    ],
+    ids=["close-for-resolved", "names-a-missing-record", "any-state-will-do", "already-met"],
+)
+def test_defects_a_passing_reference_hides_are_rejected(
+    episode: Episode, breaking: Callable[[Episode], Episode], failed_gate: str
+) -> None:
+    report = audit(make_runner(breaking(episode)), _labelled_model(), k=1)
+    assert failed_gate in [gate.name for gate in report.gates if not gate.ok]
+    assert audit(make_runner(episode), _labelled_model(), k=1).status == "accepted"
