@@ -7,7 +7,8 @@ One process, each back end in process (MockClient) on in-memory SQLite, its refe
 seeded, then `--creates` creates in that one world, each with the side effects its extension
 writes:
 - itsm: an incident with urgency and impact 1 (priority 1: an SLA starts, `sla_due` follows it);
-- crm: an Opportunity on one Account (the account's roll-ups and the org's sequences);
+- crm: an Opportunity on one Account, then a product line on it (the opportunity's Amount is
+  the sum of its lines; the org's sequences), two creates per step;
 - erp: a purchase order with one line for one vendor and item.
 A block's cost is the median wall time of its creates (robust to the other processes of a
 loaded machine taking the CPU for a while). The target is last block / first block <= 1.2; the
@@ -37,6 +38,7 @@ from myna.mocks.sqlstore import SqlStore  # noqa: E402
 
 TARGET = 1.2
 CRM = "/services/data/v59.0/sobjects"
+PRODUCT = "01t5g0000000001AAA"  # a product of the CRM reference world
 ERP = "/api/erp/v1"
 
 
@@ -69,7 +71,13 @@ def crm() -> Callable[[], Any]:
         "Amount": 1000,
         "AccountId": account,
     }
-    return lambda: _created(api.post(f"{CRM}/Opportunity/", json=body))
+
+    def step() -> Any:
+        deal = _created(api.post(f"{CRM}/Opportunity/", json=body)).json()["id"]
+        line = {"OpportunityId": deal, "Product2Id": PRODUCT, "Quantity": 2.0, "UnitPrice": 10.0}
+        return _created(api.post(f"{CRM}/OpportunityLineItem/", json=line))
+
+    return step
 
 
 def erp() -> Callable[[], Any]:

@@ -160,6 +160,14 @@ class StoredTable(MutableMapping[str, Row]):
         self._load_all()
         return iter(list(self._rows))
 
+    def where(self, field_name: str, value: str) -> list[Row]:
+        """The rows whose `field_name` is `value`: the store's (found by its index, as they
+        were when this request began) and the ones this request holds, as it changed them."""
+        stored, _ = self.tx.list(self.name, Query(where=Condition(field_name, "=", value)))
+        ids = dict.fromkeys([*(str(record["Id"]) for record in stored), *self._rows])
+        rows = (self._row(record_id) for record_id in ids)
+        return [row for row in rows if row is not None and row[field_name] == value]
+
     def __len__(self) -> int:
         self._load_all()
         return len(self._rows)
@@ -306,6 +314,9 @@ class StoredOrg(Org):
             if found:
                 return str(found[0]["Id"])
         return None
+
+    def where(self, name: str, field_name: str, value: str) -> list[Row]:
+        return self.tables[name].where(field_name, value)
 
     def first(self, name: str, field_name: str, value: str) -> str | None:
         # Every request looks its caller up (and a new caller its profile): by the store's
@@ -482,4 +493,11 @@ def _routes() -> tuple[Route, ...]:
     )
 
 
-SALESFORCE = Extension(name="salesforce", routes=_routes(), unrouted=unrouted, check=check)
+SALESFORCE = Extension(
+    name="salesforce",
+    routes=_routes(),
+    unrouted=unrouted,
+    check=check,
+    # An opportunity's products, summed into its Amount on every change of one (`_roll_up`).
+    lookups=frozenset({("OpportunityLineItem", "OpportunityId")}),
+)

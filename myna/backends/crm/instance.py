@@ -521,6 +521,11 @@ class Org:
     def find_user(self, username: str) -> str | None:
         return self.first("User", "Username", username)
 
+    def where(self, name: str, field_name: str, value: str) -> list[Row]:
+        """The records of `name` whose `field_name` is `value`, in the order the org keeps them
+        (a stored org finds them by the store's index instead of reading every record)."""
+        return [row for row in self.rows[name].values() if row[field_name] == value]
+
     def first(self, name: str, field_name: str, value: str) -> str | None:
         """The id of the first record of `name` whose `field_name` is `value`, or None."""
         for record_id, row in self.rows[name].items():
@@ -907,11 +912,8 @@ class Org:
         if line is None:
             return
         opportunity = self.rows["Opportunity"][line["OpportunityId"]]
-        totals = [
-            item["TotalPrice"]
-            for item in self.rows["OpportunityLineItem"].values()
-            if item["OpportunityId"] == opportunity["Id"] and not item["IsDeleted"]
-        ]
+        items = self.where("OpportunityLineItem", "OpportunityId", opportunity["Id"])
+        totals = [item["TotalPrice"] for item in items if not item["IsDeleted"]]
         if totals:
             opportunity["Amount"] = round(sum(totals), 2)
 
