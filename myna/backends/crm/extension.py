@@ -55,6 +55,7 @@ from urllib.parse import parse_qsl
 
 from myna.backends.crm.instance import (
     ADMIN_PROFILE,
+    CASCADES,
     CASE_NUMBER_BASE,
     Cursor,
     Org,
@@ -498,6 +499,10 @@ SALESFORCE = Extension(
     routes=_routes(),
     unrouted=unrouted,
     check=check,
-    # An opportunity's products, summed into its Amount on every change of one (`_roll_up`).
-    lookups=frozenset({("OpportunityLineItem", "OpportunityId")}),
+    # An opportunity's products, summed into its Amount on every change of one (`_roll_up`),
+    # and the records a delete takes with it (`CASCADES`).
+    lookups=frozenset(
+        {("OpportunityLineItem", "OpportunityId")}
+        | {(child, field) for cascades in CASCADES.values() for child, field in cascades}
+    ),
 )

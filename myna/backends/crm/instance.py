@@ -768,8 +768,8 @@ class Org:
         else:
             del self.rows[name][row["Id"]]
         for child, reference in CASCADES.get(name, ()):
-            for other in list(self.rows[child].values()):
-                if other[reference] == row["Id"] and live(other):
+            for other in self.where(child, reference, row["Id"]):
+                if live(other):
                     self.delete(child, other["Id"], user)
         if name == "UserRole":
             # A role's two sharing groups go with it, once it is gone (while it is there, they
