@@ -167,7 +167,7 @@ class StoredTable(MutableMapping[str, Row]):
         stored, _ = self.tx.list(self.name, Query(where=Condition(field_name, "=", value)))
         ids = dict.fromkeys([*(str(record["Id"]) for record in stored), *self._rows])
         rows = (self._row(record_id) for record_id in ids)
-        return [row for row in rows if row is not None and row[field_name] == value]
+        return [row for row in rows if row is not None and row.get(field_name) == value]
 
     def __len__(self) -> int:
         self._load_all()
@@ -500,9 +500,11 @@ SALESFORCE = Extension(
     unrouted=unrouted,
     check=check,
     # An opportunity's products, summed into its Amount on every change of one (`_roll_up`),
-    # and the records a delete takes with it (`CASCADES`).
+    # the records a delete takes with it (`CASCADES`), and values of unique fields (a create
+    # or an upsert by external id finds the record holding one).
     lookups=frozenset(
         {("OpportunityLineItem", "OpportunityId")}
         | {(child, field) for cascades in CASCADES.values() for child, field in cascades}
+        | {(obj.name, spec.name) for obj in OBJECTS.values() for spec in obj.fields if spec.unique}
     ),
 )

@@ -524,7 +524,7 @@ class Org:
     def where(self, name: str, field_name: str, value: str) -> list[Row]:
         """The records of `name` whose `field_name` is `value`, in the order the org keeps them
         (a stored org finds them by the store's index instead of reading every record)."""
-        return [row for row in self.rows[name].values() if row[field_name] == value]
+        return [row for row in self.rows[name].values() if row.get(field_name) == value]
 
     def first(self, name: str, field_name: str, value: str) -> str | None:
         """The id of the first record of `name` whose `field_name` is `value`, or None."""
@@ -657,9 +657,7 @@ class Org:
         self, request: Request, version: str, obj: SObject, name: str, value: str, user: str
     ) -> Reply:
         spec = _external_field(obj, name)
-        matches = [
-            row for row in self.rows[obj.name].values() if live(row) and row.get(spec.name) == value
-        ]
+        matches = [row for row in self.where(obj.name, spec.name, value) if live(row)]
         if request.method == "GET":
             if not matches:
                 raise not_found()
@@ -805,8 +803,8 @@ class Org:
             raise not_writable(locked)
         for spec in obj.fields:
             if spec.unique and sent.get(spec.name) not in (None, ""):
-                for other in self.rows[obj.name].values():
-                    if live(other) and other.get(spec.name) == sent[spec.name]:
+                for other in self.where(obj.name, spec.name, sent[spec.name]):
+                    if live(other):
                         raise Refused(
                             400,
                             "DUPLICATE_VALUE",
