@@ -79,6 +79,7 @@ class OperationContract:
     response_schema: JsonSchema | None
     response_validator: Validator | None
     id_param: str | None
+    scope_param: str | None  # a nested collection's parent id (`Operation.scope`)
     replayed: bool  # answered from the recorded answers: no resource the mock could serve
 
 
@@ -207,6 +208,7 @@ def compile_operation(
         response_schema=response_schema,
         response_validator=SchemaCheck(response_schema) if response_schema is not None else None,
         id_param=id_param,
+        scope_param=_scope_param(operation),
         replayed=_replayed(operation, contract),
     )
 
@@ -526,6 +528,12 @@ def _error_status(operation: Operation) -> int:
         if response.status in (400, 422):
             return response.status
     return 400
+
+
+def _scope_param(operation: Operation) -> str | None:
+    """The path parameter naming a nested collection's parent: its last one."""
+    names = re.findall(r"\{([^}]+)\}", operation.path)
+    return names[-1] if operation.scope is not None and names else None
 
 
 def _id_param(operation: Operation) -> str | None:

@@ -64,6 +64,7 @@ from myna.mocks.validation import (
 )
 from myna.schemas.answers import path_param
 from myna.schemas.model import Effect, IdFormat, Reference, ServiceModel
+from myna.schemas.scopes import with_nested_value
 
 WORLD_HEADER = "x-myna-world"
 ADMIN_PREFIX = "/_myna/admin"
@@ -464,6 +465,13 @@ class Mock:
     ) -> MockResponse:
         resource = _resource_of(contract)
         query, page = self._list_query(contract, resource, request.query)
+        scope = contract.operation.scope
+        if scope is not None and contract.scope_param in params:
+            # A nested collection lists its parent's records only.
+            parent = Condition(scope, "=", params[contract.scope_param])
+            query = replace(
+                query, where=parent if query.where is None else And((parent, query.where))
+            )
         records, total = tx.list(resource.resource.name, query)
         renderer = self.renderers[resource.resource.name]
         base_url = request.base_url
@@ -529,6 +537,10 @@ class Mock:
             (name, default) for name, default in self._defaults[spec.name] if name not in sent
         )
         record.update(sent)
+        scope = contract.operation.scope
+        if scope is not None and contract.scope_param in params:
+            # Created under its parent's path, the record belongs to that parent.
+            record = with_nested_value(record, scope, _scoped_id(params[contract.scope_param]))
         for machine in resource.state_machines:
             if _empty(record.get(machine.field)) and machine.initial:
                 record[machine.field] = machine.initial[0]
@@ -1195,6 +1207,11 @@ def _effect_value(effect: Effect, body: Any) -> Any:
         else:
             return _ABSENT
     return value
+
+
+def _scoped_id(value: str) -> Any:
+    """A parent id from a path, typed as ids are (GitLab's `project_id` is a number)."""
+    return int(value) if value.isdigit() and len(value) < 19 else value
 
 
 def _cors_headers(origin: str) -> Pairs:

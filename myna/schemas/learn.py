@@ -75,6 +75,7 @@ from myna.schemas.paths import (
     item_under,
     param_name,
     service_name,
+    singular,
     site_of,
     split_path,
     template_paths,
@@ -93,6 +94,7 @@ from myna.schemas.records import (
     unwrap,
     view_of,
 )
+from myna.schemas.scopes import scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
@@ -1250,6 +1252,7 @@ class ServiceLearner:
                     request_schema=op.request.schema() if op.request.count else None,
                     responses=self._responses(op, resources),
                     effects=self._effects(op, resource),
+                    scope=self._scope(op) if resource is not None else None,
                     recorded=self._recorded(op, path)
                     if self.options.answers and _replayed(op, resource)
                     else [],
@@ -1258,6 +1261,31 @@ class ServiceLearner:
             )
         self._rename_transitions(resources)
         return operations
+
+    def _scope(self, op: OpStats) -> str | None:
+        """The field that ties a nested collection's records to the parent its path names."""
+        template = op.template
+        if op.kind not in ("list", "create") or PARAM not in template or template[-1] == PARAM:
+            return None
+        position = len(template) - 1 - template[::-1].index(PARAM)
+        samples = [
+            (obs.segments[position], obs.unwrapped.records)
+            for obs in self.observations
+            # A collection's list and its creates show the same tie.
+            if obs.op is not None
+            and obs.op.template == template
+            and obs.op.kind in ("list", "create")
+            and 200 <= obs.exchange.status < 300
+            and position < len(obs.segments)
+            and obs.unwrapped.records
+        ]
+        owner = literal_before(template, position)
+        resource = op.resource or ""
+        return scope_field(
+            samples,
+            parent_kind=singular(owner) if owner else "parent",
+            own_id=self.id_fields.get(resource) or "id",
+        )
 
     def _recorded(self, op: OpStats, path: str) -> list[RecordedAnswer]:
         """The answers a mock replays for an operation it cannot simulate."""

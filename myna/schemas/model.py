@@ -282,6 +282,12 @@ class Operation(_Model):
         default_factory=list,
         description="answers replayed when the operation ties to no resource",
     )
+    scope: str | None = Field(
+        default=None,
+        description="on a collection under a parent (`/groups/{id}/projects`): the record "
+        "field, a dotted path into nested objects, holding the id the path's last parameter "
+        "names; the list shows only that parent's records and a create belongs to it",
+    )
     inferred: Inference | None = Field(
         default=None, description="set when no exchange showed the operation: completed by "
         "the convention named here",

@@ -98,7 +98,12 @@ def operation_resource(op: OpStats) -> str | None:
     parent = template[index - 1] if index > 0 else None
     grandparent = template[index - 2] if index > 1 else None
     at_end = index == len(template) - 1
-    if at_end and parent == PARAM and not (op.many and op.method == "GET"):
+    if (
+        at_end
+        and parent == PARAM
+        and not (op.many and op.method == "GET")
+        and not creates_under(op)
+    ):
         # /issue/{id}/transitions: the action belongs to the record the parameter names.
         owner = literal_before(template, index - 1)
         if owner is not None:
@@ -108,6 +113,12 @@ def operation_resource(op: OpStats) -> str | None:
         # /user/search answers with users.
         return resource_name(parent, grandparent)
     return resource_name(last, parent)
+
+
+def creates_under(op: OpStats) -> bool:
+    """Whether a POST below a record (`/groups/{id}/projects`, `/issue/{id}/comment`) makes a
+    record of its own: answered 201 with one record that has an id."""
+    return op.method == "POST" and 201 in op.statuses and bool(op.one_with_id) and not op.many
 
 
 def operation_kind(op: OpStats) -> OperationKind:
@@ -127,7 +138,7 @@ def operation_kind(op: OpStats) -> OperationKind:
     if last in QUERY_ACTIONS:
         return "query"
     if after_item and method in ("POST", "PUT", "PATCH"):
-        return "action"
+        return "create" if creates_under(op) else "action"
     if method == "GET":
         if op.many:
             return "list"
