@@ -40,7 +40,9 @@ __all__ = [
     "write",
 ]
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
+RECURRENCE_MOVES = 0.4
+"""The share of reopened incidents whose recurrence another group handles."""
 DEFAULT_SEED = 2026
 DEFAULT_INCIDENTS = 400
 DEFAULT_FILE = "synthetic_incident_event_log.csv"
@@ -274,6 +276,12 @@ def _lifecycle(rng: random.Random, world: _World, incident: _Incident, problems:
     incident.resolved_by = f"Resolved by {rng.randint(1, 120)}"
     incident.close_code = _close_code(rng, incident, problem, rfc)
     if rng.random() < 0.08:
+        # Some recurrences go to another of the category's groups. Drawn apart from `rng`, so
+        # adding this left every other incident of the export as it was.
+        apart = random.Random(f"recurrence:{incident.number}")
+        if apart.random() < RECURRENCE_MOVES:
+            group = apart.choice([g for g in groups if g != group])
+            assignee = apart.choice(world.members[group])
         at += timedelta(hours=rng.randint(1, 72))
         events.append(_Event(at, "Active", group, assignee, problem, rfc))
         at += timedelta(hours=rng.randint(1, 24))

@@ -546,9 +546,10 @@ def resolve(source: Source) -> Iterator[Scenario]:
 
 
 def _groups_around(incident: Incident, at: datetime) -> tuple[str | None, str | None]:
-    """The group holding the incident at `at`, and the group that took it on after that."""
-    before = [m.to_group for m in incident.reassignments if m.at <= at and m.to_group]
-    after = [m.to_group for m in incident.reassignments if m.at > at and m.to_group]
+    """The group holding the incident just before `at`, and the group that took it on from
+    then (a move at `at` itself, made with the reopening, is the recurrence's)."""
+    before = [m.to_group for m in incident.reassignments if m.at < at and m.to_group]
+    after = [m.to_group for m in incident.reassignments if m.at >= at and m.to_group]
     then = before[-1] if before else (incident.groups_over_time or (None,))[0]
     return then, after[0] if after else incident.assignment_group
 

@@ -98,7 +98,7 @@ def _reopen(index: _Index, episode: Episode) -> Expected | None:
     if incident is None or not incident.reopenings:
         return None
     reopened = incident.reopenings[0].at
-    later = sorted((m.at, m.to_group) for m in incident.reassignments if m.at > reopened)
+    later = sorted((m.at, m.to_group) for m in incident.reassignments if m.at >= reopened)
     handler = next((group for _, group in later if group), incident.assignment_group)
     values = {"state": str(int(IncidentState.IN_PROGRESS))}
     if handler:
