@@ -340,10 +340,17 @@ def _accepted(schema: JsonSchema, *, nested: bool = False) -> JsonSchema:
     """What a write may send inside a field. The keys answers always showed in a nested object
     are ones the service fills in (Notion completes a rich text's `annotations`), so a request
     need not send them; and a nested id may come in another spelling than the one answers use
-    (a UUID without its dashes), so nested formats are not checked."""
+    (a UUID without its dashes, Jira's project id 10000 answered as "10000"), so nested formats
+    are not checked and a nested string may be sent as a number."""
     accepted: JsonSchema = {}
     for key, value in schema.items():
         if key == "required" or (nested and key in ("format", "pattern")):
+            continue
+        if nested and key == "type" and value == "string":
+            accepted[key] = ["string", "number"]
+            continue
+        if nested and key == "enum" and isinstance(value, list):
+            accepted[key] = [*value, *(int(v) for v in value if isinstance(v, str) and v.isdigit())]
             continue
         if key in _SUBSCHEMA_LISTS and isinstance(value, list):
             accepted[key] = [

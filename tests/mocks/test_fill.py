@@ -118,3 +118,31 @@ def test_a_list_sent_where_answers_wrap_it_goes_into_the_wrapping_object() -> No
 )
 def test_plain_values(schema: dict[str, Any], expected: Any) -> None:
     assert plain_value(schema) == expected
+
+
+def test_a_nested_id_answered_as_text_may_be_sent_as_a_number() -> None:
+    issues = [
+        {"id": str(10 + index), "fields": {"project": {"id": "10000"}, "summary": f"s{index}"}}
+        for index in range(4)
+    ]
+    traffic = session(
+        exchange("GET", "https://jira.example.com/rest/api/3/issue", response=issues),
+        *(
+            exchange(
+                "POST",
+                "https://jira.example.com/rest/api/3/issue",
+                201,
+                issue,
+                request={"fields": {"project": {"id": "10000"}, "summary": issue["id"]}},
+            )
+            for issue in issues
+        ),
+    )
+    (model,) = learn([traffic])
+    client = MockClient(Mock(model))
+
+    made = client.post(
+        "/rest/api/3/issue", json={"fields": {"project": {"id": 10000}, "summary": "numeric"}}
+    )
+
+    assert made.status == 201, made.json()

@@ -27,7 +27,7 @@ FLOORS = {
     "har/jupiterone_graph-asana": 0.98,
     "har/jupiterone_graph-gitlab": 0.62,
     "har/jupiterone_graph-jamf": 0.97,
-    "har/jupiterone_graph-jira": 0.56,
+    "har/jupiterone_graph-jira": 0.62,
     "har/jupiterone_graph-knowbe4": 1.0,
     "har/jupiterone_graph-okta": 0.81,
     "har/jupiterone_graph-salesforce": 1.0,
