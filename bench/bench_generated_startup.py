@@ -1,7 +1,7 @@
 """A generated world's start-up: `myna serve NAME --generated --records N` before it answers.
 
     python bench/bench_generated_startup.py [--backend itsm] [--records 5000] [--tree PATH]
-        [--db sqlite:///world.db] [--seed-cache DIR]
+        [--db sqlite:///world.db] [--seed-cache DIR] [--records-of incident=50000]
 
 One process: `served_mock` as `myna serve` builds it (N generated records per resource, the
 extension's derived rows, the base snapshot, the default world and the runtime), then the first
@@ -19,6 +19,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # The first list call per back end: path, query parameters, and whether it signs in with Basic.
 FIRST_LIST: dict[str, tuple[str, dict[str, str], bool]] = {
@@ -35,13 +36,20 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--db", default="sqlite://")
     parser.add_argument("--seed-cache", type=Path)
+    parser.add_argument("--records-of", action="append", default=[], metavar="RESOURCE=COUNT")
     args = parser.parse_args()
     sys.path.insert(0, str(args.tree))
     started = time.perf_counter()
     from myna.mocks import MockClient
     from myna.mocks.cli import served_mock
 
-    extra = {} if args.seed_cache is None else {"seed_cache": args.seed_cache}
+    extra: dict[str, Any] = {}
+    if args.records_of:  # options an older checkout (--tree) may not have
+        from myna.mocks.cli import record_counts
+
+        extra["records_of"] = record_counts(args.records_of)
+    if args.seed_cache is not None:
+        extra["seed_cache"] = args.seed_cache
     mock = served_mock(args.backend, db=args.db, generated=True, records=args.records, **extra)
     path, params, basic = FIRST_LIST[args.backend]
     if basic:
@@ -52,7 +60,8 @@ def main() -> None:
     assert answer.status == 200, answer.json()
     spent = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{args.backend}, {args.records} records per resource, {args.tree}:")
+    counts = f"{args.records} records per resource {' '.join(args.records_of)}".strip()
+    print(f"{args.backend}, {counts}, {args.tree}:")
     print(f"first answer after {spent:.1f} s, peak RSS {peak:.0f} MB")
 
 

@@ -9,6 +9,7 @@ generated records per resource.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -66,6 +67,13 @@ def serve(
             min=0,
             help=f"Records to generate per resource (0: none; default {DEFAULT_RECORDS}).",
             show_default=False,
+        ),
+    ] = None,
+    records_of: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="RESOURCE=COUNT: generate COUNT records of RESOURCE instead of --records "
+            "(repeat for more; a demo world of 50,000 incidents: incident=50000).",
         ),
     ] = None,
     seed_dir: Annotated[
@@ -153,6 +161,7 @@ def serve(
             db=db,
             seed=seed,
             records=records,
+            records_of=record_counts(records_of or []),
             seed_dir=seed_dir,
             generated=generated,
             credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
@@ -209,6 +218,19 @@ def serve(
         raise typer.Exit(status)
 
 
+def record_counts(specs: list[str]) -> dict[str, int]:
+    """`--records-of` values (RESOURCE=COUNT) as counts by resource."""
+    counts: dict[str, int] = {}
+    for spec in specs:
+        resource, equals, count = spec.partition("=")
+        if not equals or not resource or not count.isdigit():
+            raise MockError(
+                f"{spec!r} is not RESOURCE=COUNT (incident=50000)", field="--records-of"
+            )
+        counts[resource] = int(count)
+    return counts
+
+
 def _private_database(db: str) -> bool:
     """Whether `db` is an in-memory SQLite database, which only the process opening it sees."""
     from sqlalchemy import make_url
@@ -223,6 +245,7 @@ def served_mock(
     db: str = "sqlite://",
     seed: int = 0,
     records: int | None = None,
+    records_of: Mapping[str, int] | None = None,
     seed_dir: Path | None = None,
     generated: bool = False,
     credentials: Credentials | None = None,
@@ -236,7 +259,8 @@ def served_mock(
     from myna.mocks.runtime import Mock
     from myna.mocks.sqlstore import SqlStore
 
-    if seed_dir is not None and (generated or records is not None):
+    counted = records is not None or bool(records_of)
+    if seed_dir is not None and (generated or counted):
         raise MockError(
             "--seed-dir seeds from files; --generated and --records are for generated records: "
             "give one or the other",
@@ -248,7 +272,7 @@ def served_mock(
     except ModelError as refused:
         raise ModelError(refused.message, file=model_spec, **refused.context) from refused
     backend = named_backend(model_spec)
-    if backend is not None and seed_dir is None and not generated and records is not None:
+    if backend is not None and seed_dir is None and not generated and counted:
         with backend.reference_world() as world:
             if world is not None:
                 raise MockError(
@@ -263,6 +287,7 @@ def served_mock(
         backend=backend,
         seed=seed,
         records=records,
+        records_of=records_of or {},
         seed_dir=seed_dir,
         generated=generated,
         seed_cache=seed_cache,
@@ -288,6 +313,7 @@ def _seed_default_world(
     backend: Backend | None,
     seed: int,
     records: int | None,
+    records_of: Mapping[str, int],
     seed_dir: Path | None,
     generated: bool,
     seed_cache: Path | None,
@@ -307,15 +333,17 @@ def _seed_default_world(
         files = seed_dir
         if files is None and backend is not None and not generated:
             files = stack.enter_context(backend.reference_world())
-        count = DEFAULT_RECORDS if records is None else records
+        base = DEFAULT_RECORDS if records is None else records
+        count = {**dict.fromkeys(model.resources, base), **records_of} if records_of else base
+        total = count if isinstance(count, int) else sum(count.values())
         snapshot: str | None = None
         if files is not None:
             snapshot = seed_from_files(model, store, files)
         elif has_recorded(model) and not generated:
             snapshot = seed_recorded(model, store, seed=seed, top_up=records or 0)
-        elif count > 0 and seed_cache is not None:
+        elif total > 0 and seed_cache is not None:
             snapshot = cached_seed(model, store, seed=seed, records=count, directory=seed_cache)
-        elif count > 0:
+        elif total > 0:
             snapshot = seed_store(model, store, seed=seed, records=count)
     store.create_world(DEFAULT_WORLD, from_snapshot=snapshot, exist_ok=True)
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from myna.backends import BACKENDS
 from myna.cli import app as cli
 from myna.errors import MockError
-from myna.mocks.cli import DEFAULT_RECORDS, served_mock
+from myna.mocks.cli import DEFAULT_RECORDS, record_counts, served_mock
 from myna.mocks.client import MockClient
 from myna.mocks.example import servicenow_example
 from myna.mocks.runtime import DEFAULT_WORLD, Mock
@@ -209,3 +209,18 @@ def test_the_admin_token_is_never_a_command_line_value() -> None:
     result = CliRunner().invoke(cli, ["serve", "itsm", "--admin-token", "a" * 32])
     assert result.exit_code == 2
     assert "No such option" in result.output
+
+
+def test_records_of_a_resource_replace_the_count_for_it(mocks: list[Mock]) -> None:
+    mocks.append(
+        served_mock("itsm", generated=True, records=2, records_of={"incident": 7, "problem": 0})
+    )
+    with mocks[-1].store.transaction(DEFAULT_WORLD) as tx:
+        counts = {name: len(tx.all(name)) for name in ("incident", "problem", "sys_user_group")}
+    assert counts == {"incident": 7, "problem": 0, "sys_user_group": 2}
+
+
+@pytest.mark.parametrize("spec", ["incident", "incident=", "=5", "incident=-1", "incident=x"])
+def test_a_records_of_value_that_is_not_resource_equals_count_is_refused(spec: str) -> None:
+    with pytest.raises(MockError, match="is not RESOURCE=COUNT"):
+        record_counts([spec])
