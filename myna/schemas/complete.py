@@ -27,7 +27,7 @@ from myna.schemas.model import (
     ResponseSpec,
     ServiceModel,
 )
-from myna.schemas.paths import item_under
+from myna.schemas.paths import item_under, param_name
 
 _SHOWN = 0.8
 """Confidence of a call the service showed on another of its resources."""
@@ -148,13 +148,7 @@ def item_path_of(resource: Resource) -> str:
     """Where one record lives: where the traces showed it, else under its collection."""
     if resource.item_path is not None:
         return resource.item_path
-    return item_under(resource.collection_path or "", _param(resource))
-
-
-def _param(resource: Resource) -> str:
-    head, *rest = re.split(r"[^0-9A-Za-z]+", resource.name) or [resource.name]
-    camel = head[:1].lower() + head[1:] + "".join(part[:1].upper() + part[1:] for part in rest)
-    return f"{camel or 'record'}Id"
+    return item_under(resource.collection_path or "", param_name(resource.name, (), {}))
 
 
 def _has_parameters_only(path: str) -> bool:

@@ -94,7 +94,7 @@ from myna.schemas.records import (
     unwrap,
     view_of,
 )
-from myna.schemas.scopes import scope_field
+from myna.schemas.scopes import plain_id, scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
@@ -853,9 +853,7 @@ class ServiceLearner:
                 envelope=envelope,
                 inputs=inputs,
                 also=also,
-                records=list(self.sightings.get(name, {}).values())
-                if self.options.records
-                else [],
+                records=list(self.sightings.get(name, {}).values()) if self.options.records else [],
                 evidence=self.record_tally[name].evidence(),
             )
         _stamp_callers_alike(resources, self._caller_fields)
@@ -1039,7 +1037,7 @@ class ServiceLearner:
         with, successfully: their ids are ids of this resource too. Numbers are left out: two
         tables may both hold a record 7 by chance, not one record under two names."""
         others = {
-            resource: {_plain_id(value) for value in ids}
+            resource: {plain_id(value) for value in ids}
             for resource, ids in self.ids.items()
             if resource != name
         }
@@ -1056,7 +1054,7 @@ class ServiceLearner:
             value = _entity_of(obs, op)
             if value is None or value.isdigit():
                 continue
-            found.update(resource for resource, ids in others.items() if _plain_id(value) in ids)
+            found.update(resource for resource, ids in others.items() if plain_id(value) in ids)
         return sorted(found)
 
     def _inputs(self, name: str, shape: Shape, request_key: str | None) -> dict[str, JsonSchema]:
@@ -1532,11 +1530,6 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
 
 
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
-
-
-def _plain_id(value: Any) -> str:
-    """An id as compared across spellings: `393abc1e-edcd-...` and `393abc1eedcd...` alike."""
-    return str(value).replace("-", "").lower()
 
 
 def _entity_of(obs: Obs, op: OpStats, resource: Resource | None = None) -> str | None:

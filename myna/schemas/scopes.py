@@ -26,7 +26,7 @@ def scope_field(samples: Iterable[Sample], *, parent_kind: str, own_id: str) -> 
     common: set[str] | None = None
     parents: set[str] = set()
     for parent, records in samples:
-        parents.add(_plain(parent))
+        parents.add(plain_id(parent))
         for record in records:
             found = {path for path, value in _leaves(record) if _same_id(value, parent)}
             common = found if common is None else common & found
@@ -81,8 +81,9 @@ def _leaves(record: dict[str, Any]) -> Iterator[tuple[str, Any]]:
 def _same_id(value: Any, parent: str) -> bool:
     if value is None or isinstance(value, bool) or value == "":
         return False
-    return _plain(str(value)) == _plain(parent)
+    return plain_id(str(value)) == plain_id(parent)
 
 
-def _plain(text: str) -> str:
-    return text.replace("-", "").lower()
+def plain_id(value: object) -> str:
+    """An id as compared across spellings: `393abc1e-edcd-...` and `393abc1eedcd...` alike."""
+    return str(value).replace("-", "").lower()
