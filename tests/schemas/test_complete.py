@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from myna.schemas import learn
 from myna.schemas.learn import Options
 from myna.schemas.model import ServiceModel
+from myna.schemas.render import operations_table
 from tests.schemas.traffic import exchange, servicenow_lifecycle, session
 
 DESK = "https://desk.example.com/api/v2"
@@ -97,3 +99,14 @@ def test_a_collection_named_as_a_file_names_its_records_the_same_way(desk: Servi
     get = next(op for op in desk.operations if op.resource == "ticket" and op.kind == "get")
 
     assert get.path == "/api/v2/tickets/{id}.json"
+
+
+def test_model_show_says_how_each_operation_is_served(desk: ServiceModel) -> None:
+    console = Console(width=400, record=True)
+    console.print(operations_table(desk))
+    lines = console.export_text().splitlines()
+    rows = {line.split("│")[1].strip(): line for line in lines if line.startswith("│")}
+
+    assert "inferred 80%" in rows["update_ticket"]
+    assert "inferred 50%" in rows["delete_ticket"]
+    assert "simulated" in rows["list_ticket"]
