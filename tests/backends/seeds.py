@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from myna.backends import write_seed_files
+from myna.backends import builtin_model, write_seed_files
+from myna.backends.itsm.instance import Instance
+from myna.mocks import Mock, MockClient
+from myna.mocks.auth import Credentials
+from myna.mocks.sqlstore import SqlStore
 
 
 def initial_seed_dir(
@@ -19,3 +24,14 @@ def initial_seed_dir(
     directory = factory.mktemp("initial-seed")
     write_seed_files(initial_records(), directory)
     return directory
+
+
+def itsm_pair(world: str) -> tuple[Instance, MockClient]:
+    """A fresh ITSM reference instance and a served ITSM mock, both with the user `ana` (password
+    `pw` on the mock), for tests that send the two the same calls."""
+    model = builtin_model("itsm")
+    mock = Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users={"ana": "pw"}))
+    mock.store.create_world(world)
+    instance = Instance("https://example.service-now.com", datetime(2026, 1, 5, 9, 0, 0))
+    instance.insert("sys_user", {"user_name": "ana", "first_name": "Ana"}, "admin")
+    return instance, MockClient(mock, auth=("ana", "pw"), world=world)

@@ -449,6 +449,9 @@ def test_a_problem_resolves_only_with_a_resolution_code_and_fix_notes(desk: Desk
     desk.patch(incident["sys_id"], problem_id=problem["sys_id"])
     assert desk.instance.rows["problem"][problem["sys_id"]]["related_incidents"] == "1"
     path = f"/api/now/table/problem/{problem['sys_id']}"
+    # The state model walks Assess, Root Cause Analysis and Fix in Progress before Resolved.
+    for state in ("102", "103", "104"):
+        assert desk.call("PATCH", path, {"state": state}).status == 200
     refused = desk.call("PATCH", path, {"state": "106", "resolution_code": "fix_applied"})
     assert refused.body.value["error"]["detail"].endswith("mandatory: Fix notes")
     resolved = desk.call(

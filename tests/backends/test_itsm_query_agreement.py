@@ -9,17 +9,14 @@ dot-walking, case-insensitive comparison and ordering the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myna.backends import builtin_model
 from myna.backends.itsm.instance import Instance, Request
-from myna.mocks import Mock, MockClient
-from myna.mocks.auth import Credentials
-from myna.mocks.sqlstore import SqlStore
+from myna.mocks import MockClient
+from tests.backends.seeds import itsm_pair
 
 # short_description (unique), urgency, impact, category, caller
 INCIDENTS = (
@@ -94,12 +91,7 @@ def _load(pair: Pair) -> None:
 
 @pytest.fixture(scope="module")
 def pair() -> Pair:
-    model = builtin_model("itsm")
-    mock = Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users={"ana": "pw"}))
-    mock.store.create_world("agreement")
-    instance = Instance("https://example.service-now.com", datetime(2026, 1, 5, 9, 0, 0))
-    instance.insert("sys_user", {"user_name": "ana", "first_name": "Ana"}, "admin")
-    loaded = Pair(instance, MockClient(mock, auth=("ana", "pw"), world="agreement"))
+    loaded = Pair(*itsm_pair("agreement"))
     _load(loaded)
     return loaded
 

@@ -57,6 +57,7 @@ from myna.backends.itsm.instance import (
     sla_start,
     sla_transition,
 )
+from myna.backends.itsm.rules import is_final
 from myna.backends.itsm.tables import (
     CHOICES,
     SUPER_CLASSES,
@@ -467,7 +468,7 @@ def _refuse_finished(call: WriteCall) -> None:
 
 
 def _is_terminal(machine: StateMachine, state: str) -> bool:
-    return state in machine.states and not any(t.source == state for t in machine.transitions)
+    return is_final(state, machine.states, (t.source or "" for t in machine.transitions))
 
 
 def _change_approval(call: WriteCall) -> None:

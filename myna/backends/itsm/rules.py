@@ -1,0 +1,106 @@
+"""The ITSM state models, stated once and read by both sides.
+
+Which state moves a table allows, which it refuses and with what words, and which states are
+final (a record there is read-only: the platform's ACL refuses every update) are model facts: the
+pinned `state_machines` of `overlay.yaml`. The served mock enforces them through the runtime and
+`extension.py`; the reference instance that writes the corpus (`instance.py`) reads the same
+statement here instead of keeping its own copy, so the two cannot drift apart
+(tests/backends/test_itsm_differential.py sends both the same calls).
+
+Pure: no store, no runtime, only the overlay's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any, Final
+
+import yaml
+
+
+@dataclass(frozen=True, slots=True)
+class StateModel:
+    """One table's state field: its states, the moves it allows and those it refuses."""
+
+    table: str
+    field: str
+    states: tuple[str, ...]
+    labels: Mapping[str, str]
+    transitions: frozenset[tuple[str, str]]
+    refused: Mapping[tuple[str, str], tuple[int, str]]
+
+    def final(self, state: str) -> bool:
+        return is_final(state, self.states, (source for source, _ in self.transitions))
+
+    def label(self, state: str) -> str:
+        return f"{state} ({self.labels[state]})" if state in self.labels else state
+
+
+def is_final(state: str, states: Iterable[str], sources: Iterable[str]) -> bool:
+    """A state of the model that no transition leaves: a record there is read-only."""
+    return state in set(states) and state not in set(sources)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why a write is refused: the status, ServiceNow's message and its detail."""
+
+    status: int
+    message: str
+    detail: str | None
+
+
+ACL_DETAIL: Final = "ACL Exception Update Failed due to security constraints"
+
+
+def read_only(model: StateModel, state: str) -> Verdict | None:
+    """A record in a final state refuses every update (403, the platform's ACL)."""
+    return Verdict(403, "Operation Failed", ACL_DETAIL) if model.final(state) else None
+
+
+def judge_move(model: StateModel, before: str, after: str) -> Verdict | None:
+    """The refusal, if any, of moving `model.field` from `before` to `after`, checked once the
+    table's business rules have run (as the mock checks it after the extension's hooks): a move
+    the model neither allows nor pins as refused is a 400 naming both states. A refusal the
+    model pins is a business rule's, which words it (the change approval: "Change CHG... cannot
+    move to Scheduled: it has not been approved")."""
+    allowed = model.transitions | model.refused.keys()
+    if before == after or (before, after) in allowed:
+        return None
+    where = f"{model.table}.{model.field}"
+    return Verdict(
+        400,
+        f"Invalid value for {where}",
+        f"{where} cannot change from {model.label(before)} to {model.label(after)}",
+    )
+
+
+@cache
+def state_models() -> Mapping[str, StateModel]:
+    """The pinned state models of overlay.yaml, by table."""
+    text = files("myna.backends.itsm").joinpath("overlay.yaml").read_text(encoding="utf-8")
+    schemas: Mapping[str, Any] = yaml.safe_load(text)["components"]["schemas"]
+    models: dict[str, StateModel] = {}
+    for schema in schemas.values():
+        resource = schema.get("x-myna-resource") or {}
+        for machine in resource.get("state_machines") or ():
+            if not (machine.get("evidence") or {}).get("pinned"):
+                continue
+            models[resource["name"]] = StateModel(
+                table=resource["name"],
+                field=machine["field"],
+                states=tuple(machine["states"]),
+                labels=dict(machine.get("labels") or {}),
+                transitions=frozenset((t["source"], t["target"]) for t in machine["transitions"]),
+                refused={
+                    (r["source"], r["target"]): (r["status"], r["message"])
+                    for r in machine.get("refused") or ()
+                },
+            )
+    return models
+
+
+STATE_MODELS: Final = state_models()
