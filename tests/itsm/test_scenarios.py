@@ -19,7 +19,7 @@ from myna.itsm.importers import (
     import_history,
     stable_sys_id,
 )
-from myna.itsm.scenarios import KINDS, TIERS, Generation, adapt, generate
+from myna.itsm.scenarios import KINDS, Generation, adapt, generate, tier_of
 from myna.replay.audit import audit
 from myna.replay.episode import FieldEquals, HttpStep
 from myna.replay.mock_world import runner_for
@@ -47,7 +47,7 @@ def test_every_kind_is_grounded_in_the_shipped_history(generation: Generation) -
     assert set(made) == set(KINDS)
     assert made == {kind: generation.yielded[kind] for kind in KINDS}
     assert {s.tier for s in generation.scenarios} == {1, 2, 3}
-    assert all(s.tier == TIERS[s.kind] for s in generation.scenarios)
+    assert all(s.tier == tier_of(s.kind, s.decision) for s in generation.scenarios)
 
 
 def test_the_same_seed_gives_the_same_scenarios(

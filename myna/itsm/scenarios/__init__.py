@@ -12,7 +12,15 @@ import random
 from dataclasses import dataclass
 
 from myna.itsm.importers import IncidentHistory, to_servicenow_records
-from myna.itsm.scenarios.kinds import KINDS, TIERS, Scenario, ScenarioKind, Source, all_kinds
+from myna.itsm.scenarios.kinds import (
+    KINDS,
+    TIERS,
+    Scenario,
+    ScenarioKind,
+    Source,
+    all_kinds,
+    tier_of,
+)
 from myna.itsm.scenarios.world import SeededData, SeedIssue, adapt
 from myna.schemas.model import ServiceModel
 
@@ -27,6 +35,7 @@ __all__ = [
     "adapt",
     "generate",
     "interleave",
+    "tier_of",
 ]
 
 

@@ -82,8 +82,11 @@ TIERS: Final[dict[ScenarioKind, int]] = {
     "duplicate": 3,
     "problem": 3,
 }
-"""1: one write the instruction spells out; 2: a write needing a lookup or several fields;
-3: several records or tables, found by reading the data."""
+"""1: one write (or answer) the instruction spells out or one lookup finds; 2: a write needing a
+lookup or several fields, an answer comparing or counting records; 3: several records or
+tables, found by reading the data."""
+FORM_TIERS: Final[dict[str, int]] = {"first_opened": 2, "count": 2}
+"""Questions that compare or count several records sit a tier above those one lookup answers."""
 
 TABLE: Final = "/api/now/table"
 JOURNAL: Final = "sys_journal_field"
@@ -123,6 +126,12 @@ class Scenario:
     tier: int
     episode: Episode
     decision: Decision | None = None
+
+
+def tier_of(kind: ScenarioKind, decision: Decision | None) -> int:
+    """A scenario's tier: its kind's, or its form of question's."""
+    form = decision.form if decision is not None else ""
+    return FORM_TIERS.get(form, TIERS[kind]) if kind == "question" else TIERS[kind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +315,7 @@ def _episode(
             failure_detail=f"ITSMBench {kind} scenario from the imported history",
         ),
     )
-    return Scenario(kind, TIERS[kind], episode, decision)
+    return Scenario(kind, tier_of(kind, decision), episode, decision)
 
 
 def _distractors(
