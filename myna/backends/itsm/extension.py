@@ -17,7 +17,8 @@ here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.
   in one column names `table.column`;
 - §2.6: a record of a child class is also a row of each served parent class, written with it
   and derived for every seed before it is loaded (`prepare_seed`);
-- §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer.
+- §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer, §7 the Aggregate
+  API (`stats.py`).
 
 The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
 wording, the Link shape) come from the reference instance the corpus was written with
@@ -58,6 +59,7 @@ from myna.backends.itsm.instance import (
     sla_transition,
 )
 from myna.backends.itsm.rules import is_final
+from myna.backends.itsm.stats import stats, unpack_stats
 from myna.backends.itsm.tables import (
     CHOICES,
     SUPER_CLASSES,
@@ -1026,6 +1028,7 @@ def _routes() -> tuple[Route, ...]:
         Route("POST", "/api/now/v1/attachment/file", upload),
         Route("GET", "/api/now/v1/attachment/{sys_id}/file", download),
         Route("POST", "/oauth_token.do", token, authenticated=False, transactional=False),
+        Route("GET", "/api/now/stats/{table}", stats, transactional=False, unpack=unpack_stats),
     )
 
 
@@ -1037,6 +1040,7 @@ SERVICENOW = Extension(
         ("/api/now/v2/table", "/api/now/table"),
         ("/api/now/attachment", "/api/now/v1/attachment"),
         ("/api/now/batch", "/api/now/v1/batch"),
+        ("/api/now/v1/stats", "/api/now/stats"),
     ),
     partial_put=True,
     ignore_unknown_fields=True,

@@ -104,7 +104,8 @@ _CONDITION: Final = re.compile(
 )
 _FIELD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _DATE_GENERATE: Final = re.compile(
-    r"javascript:gs\.dateGenerate\(\s*'(?P<date>[^']*)'\s*,\s*'(?P<time>[^']*)'\s*\)"
+    r"javascript:gs\.dateGenerate\(\s*(?P<q>['\"])(?P<date>[^'\"]*)(?P=q)"
+    r"\s*,\s*(?P<r>['\"])(?P<time>[^'\"]*)(?P=r)\s*\)"
 )
 _JAVASCRIPT: Final = "javascript:"
 
