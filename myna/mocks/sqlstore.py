@@ -95,6 +95,7 @@ class _Layer:
     visible_records: dict[str, list[Record]] = field(default_factory=dict)
     # resource -> id -> place among this layer's own rows
     places: dict[str, dict[str, int]] = field(default_factory=dict)
+    owned: dict[str, list[tuple[str, _Layer]]] = field(default_factory=dict)
     size: int = 0  # rows of its own
     depth: int = 0  # layers beneath it
 
@@ -148,8 +149,19 @@ class _Layer:
         return found
 
     def _walk_items(self, resource: str) -> Iterator[tuple[str, Record]]:
-        """From the root up: a record keeps the place where it first appeared and shows its
-        newest row, as a world's own writes do over its base (`_merged`)."""
+        for record_id, owner in self.owners(resource):
+            parsed = owner._parsed(resource, record_id)
+            if parsed is not None:
+                yield record_id, parsed
+
+    def owners(self, resource: str) -> list[tuple[str, _Layer]]:
+        """The visible records' ids in `items` order, each with the layer holding its newest
+        row, found without parsing a record (built once per resource, as `items` is). From the
+        root up: a record keeps the place where it first appeared and shows its newest row, as
+        a world's own writes do over its base (`_merged`)."""
+        found = self.owned.get(resource)
+        if found is not None:
+            return found
         chain: list[_Layer] = []
         layer: _Layer | None = self
         while layer is not None:
@@ -159,10 +171,12 @@ class _Layer:
         for current in reversed(chain):
             for record_id in current.rows.get(resource, ()):
                 newest[record_id] = current
-        for record_id, owner in newest.items():
-            parsed = owner._parsed(resource, record_id)
-            if parsed is not None:
-                yield record_id, parsed
+        found = self.owned[resource] = [
+            (record_id, owner)
+            for record_id, owner in newest.items()
+            if owner.rows[resource][record_id] is not None
+        ]
+        return found
 
     def ids_with(
         self, resource: str, field_name: str, key: str, *, unique: bool = True
@@ -580,18 +594,30 @@ class SqlTransaction:
 
     def list(self, resource: str, query: Query) -> tuple[list[Record], int]:
         context = Context(model=self._store.model, resource=resource, resolve=self._walk)
+        records, total = self._listed(resource, query, context)
+        return [_clone(record) for record in records], total
+
+    def _listed(
+        self, resource: str, query: Query, context: Context
+    ) -> tuple[Sequence[Record], int]:
+        """`list`'s page (shared objects) and count: a plain page reads only its records, a
+        filter with selective equalities only the records holding their keys, else a scan."""
+        if query.where is None:
+            paged = self._page(resource, query)
+            if paged is None:
+                return evaluate(self._records(resource), query, context)
+            page, total = paged
+            return evaluate(page, replace(query, limit=None, offset=0), context)[0], total
         equal = equalities(query.where)
         narrowed = self._narrowed(resource, equal)
         if narrowed is None:
-            records, total = evaluate(self._records(resource), query, context)
-        else:
-            # The base's candidates hold a key of every equality: they match them (equal keys
-            # are equal values), so a filter of equalities alone need not test them again.
-            test = compile_filter(query.where, context) if query.where is not None else None
-            alone = only_equalities(query.where, equal)
-            kept = [r for r, based in narrowed if (based and alone) or test is None or test(r)]
-            records, total = evaluate(kept, replace(query, where=None), context)
-        return [_clone(record) for record in records], total
+            return evaluate(self._records(resource), query, context)
+        # The base's candidates hold a key of every equality: they match them (equal keys are
+        # equal values), so a filter of equalities alone need not test them again.
+        test = compile_filter(query.where, context)
+        alone = only_equalities(query.where, equal)
+        kept = [record for record, based in narrowed if (based and alone) or test(record)]
+        return evaluate(kept, replace(query, where=None), context)
 
     def all(self, resource: str) -> Sequence[tuple[str, Record]]:
         """Every visible record of a resource with its id (shared objects: do not mutate)."""
@@ -609,6 +635,18 @@ class SqlTransaction:
             return base.records(resource) if base is not None else []
         base_items = base.items(resource) if base is not None else []
         return [record for _, record in _merged(base_items, overlay)]
+
+    def _page(self, resource: str, query: Query) -> tuple[Sequence[Record], int] | None:
+        """An unfiltered, unsorted page of a world with no rows of its own in the resource,
+        parsing only the page's records: the base's visible ids are known without parsing.
+        None in any other case."""
+        base = self._base()
+        if query.order_by or base is None or self._overlay_rows(resource):
+            return None
+        owners = base.owners(resource)
+        end = None if query.limit is None else query.offset + max(query.limit, 0)
+        page = [owner._parsed(resource, i) for i, owner in owners[query.offset : end]]
+        return [record for record in page if record is not None], len(owners)
 
     def _narrowed(
         self, resource: str, equal: Sequence[Equality]
