@@ -112,3 +112,21 @@ def test_the_named_disagreements_now_agree(
     outcomes = [pair.patch("incident", ids, values) for values in path]
     assert all(reference == served for reference, served in outcomes), outcomes
     assert outcomes[-1][0][0] == status
+
+
+@pytest.mark.parametrize(
+    ("parent_table", "child_table", "field"),
+    [("change_request", "change_task", "change_request"), ("sc_request", "sc_req_item", "request")],
+)
+def test_a_task_created_under_a_record_has_that_record_as_its_parent(
+    pair: Pair, parent_table: str, child_table: str, field: str
+) -> None:
+    # Several candidates, so that a learned constant (the corpus's only change) cannot pass.
+    parents = [pair.create(parent_table) for _ in range(3)]
+    for mine, theirs in parents:
+        values = {"short_description": "step"}
+        row = pair.instance.insert(child_table, {**values, field: mine}, "ana")
+        assert row["parent"] == mine
+        created = pair.api.post(f"{TABLE}/{child_table}", json={**values, field: theirs})
+        assert created.status == 201, created.body
+        assert created.json()["result"]["parent"]["value"] == theirs

@@ -58,7 +58,7 @@ from myna.backends.itsm.instance import (
     sla_start,
     sla_transition,
 )
-from myna.backends.itsm.rules import is_final
+from myna.backends.itsm.rules import PARENT_FIELD, is_final
 from myna.backends.itsm.stats import stats, unpack_stats
 from myna.backends.itsm.tables import (
     CHOICES,
@@ -413,6 +413,8 @@ def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
         # the recording user's id, so the caller wins over anything but what the client sent.
         if name in fields and caller and not _text(call.sent.get(name)):
             after[name] = caller
+    if resource in PARENT_FIELD and "parent" in fields:
+        after["parent"] = _text(after.get(PARENT_FIELD[resource]))
     if resource == "sys_user":
         after["active"] = after.get("active") or "true"
         if not after.get("name"):

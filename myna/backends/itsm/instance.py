@@ -27,7 +27,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.backends.itsm import ADMIN as ADMIN  # the administrator every instance is born with
-from myna.backends.itsm.rules import STATE_MODELS, Verdict, judge_move, read_only
+from myna.backends.itsm.rules import PARENT_FIELD, STATE_MODELS, Verdict, judge_move, read_only
 from myna.backends.itsm.tables import (
     CHOICES,
     CI_TABLES,
@@ -497,6 +497,8 @@ class Instance:
         rule = INSERT_RULES.get(name)
         if rule is not None:
             rule(self, row, user)
+        if name in PARENT_FIELD:
+            row["parent"] = row[PARENT_FIELD[name]]
         self.rows[name][row["sys_id"]] = row
         for element, text in journal.items():
             self._journal(name, row["sys_id"], element, text, user)
@@ -1188,7 +1190,6 @@ def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
 def _change_task_insert(instance: Instance, row: Row, user: str) -> None:
     _require(row, "change_task", ["change_request"])
     row["state"] = row.get("state") or "1"
-    row["parent"] = row["change_request"]
     row.update(on_hold="false", change_task_type=row.get("change_task_type") or "implementation")
     _task_defaults(instance, row, user)
 
@@ -1230,7 +1231,6 @@ def _item_insert(instance: Instance, row: Row, user: str) -> None:
         price=row.get("price") or "0",
         recurring_price=row.get("recurring_price") or "0",
         backordered="false",
-        parent=row["request"],
     )
     _task_defaults(instance, row, user)
     row["approval"] = "requested"

@@ -104,3 +104,8 @@ def state_models() -> Mapping[str, StateModel]:
 
 
 STATE_MODELS: Final = state_models()
+
+# A task created under another record has that record as its parent (the platform's insert
+# rules): a change task its change, a requested item its request. Not a model fact: the value is
+# another field's, which the learner can only see as a constant (the corpus's one change).
+PARENT_FIELD: Final[Mapping[str, str]] = {"change_task": "change_request", "sc_req_item": "request"}
