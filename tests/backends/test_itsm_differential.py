@@ -34,6 +34,10 @@ FILLED = {
 }
 
 
+# What the rules derive, compared after every accepted write.
+DERIVED = ("state", "approval", "active", "reopen_count", "hold_reason", "incident_state")
+
+
 @dataclass(frozen=True, slots=True)
 class Pair:
     instance: Instance
@@ -66,7 +70,8 @@ def _outcome(status: int, body: Any) -> tuple[int, Any]:
         # Each side numbers its records itself: CHG0010005 on one is CHG0010002 on the other.
         detail = re.sub(r"\b[A-Z]+\d{7}\b", "<number>", body["error"]["detail"] or "")
         return status, (body["error"]["message"], detail)
-    return status, body["result"]["state"]
+    result = body["result"]
+    return status, tuple(result.get(name) for name in DERIVED)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +84,10 @@ def steps(table: str) -> st.SearchStrategy[dict[str, str]]:
     moves = st.sampled_from(STATE_MODELS[table].states).map(
         lambda state: {**FILLED, "state": state}
     )
-    edits = st.just({"work_notes": "one more thing"})
+    decisions = ["approved", "rejected", "requested"] if table == "change_request" else []
+    edits = st.sampled_from(
+        [{"work_notes": "one more thing"}, *({"approval": value} for value in decisions)]
+    )
     return st.one_of(moves, edits)
 
 

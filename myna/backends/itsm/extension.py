@@ -58,7 +58,14 @@ from myna.backends.itsm.instance import (
     sla_start,
     sla_transition,
 )
-from myna.backends.itsm.rules import PARENT_FIELD, is_final
+from myna.backends.itsm.rules import (
+    PARENT_FIELD,
+    decided_state,
+    is_final,
+    leaves_hold,
+    reopened,
+    unapproved,
+)
 from myna.backends.itsm.stats import stats, unpack_stats
 from myna.backends.itsm.tables import (
     CHOICES,
@@ -100,9 +107,6 @@ _UNAUDITED: Final = frozenset({"sys_updated_on", "sys_updated_by", "sys_mod_coun
 _SYSTEM_TABLES: Final = frozenset({"sys_audit", "sys_journal_field", ATTACHMENT})
 _TOKEN_LIFETIME: Final = 1799
 # The normal change model: the states past Authorize need an approved change.
-_AUTHORIZE: Final = "-3"
-_DECIDED: Final = {"approved": "-2", "rejected": "-5"}
-_NEEDS_APPROVAL: Final = frozenset({"-2", "-1", "0", "3"})
 
 
 # -- §2 paths and unknown tables -------------------------------------------------------------
@@ -447,16 +451,11 @@ def _incident_moves(call: WriteCall) -> None:
     before, after = _text(call.before.get("state")), _text(call.after.get("state"))
     if before == after:
         return
-    if before == "3" and not _text(call.sent.get("hold_reason")):
+    if leaves_hold(before, after):
         call.after["hold_reason"] = ""
-    if before == "6" and after in ("1", "2", "3"):
-        call.after.update(
-            reopen_count=str(int(_text(call.before.get("reopen_count")) or 0) + 1),
-            reopened_time=call.mock.stamp(),
-            reopened_by=_caller_id(call),
-            resolved_at="",
-            resolved_by="",
-        )
+    reopening = reopened(before, after, _text(call.before.get("reopen_count")))
+    if reopening is not None:
+        call.after.update(reopening, reopened_time=call.mock.stamp(), reopened_by=_caller_id(call))
 
 
 def _refuse_finished(call: WriteCall) -> None:
@@ -476,24 +475,20 @@ def _is_terminal(machine: StateMachine, state: str) -> bool:
 
 
 def _change_approval(call: WriteCall) -> None:
-    """An approval decided in Authorize moves the change (approved: Scheduled, rejected: New);
-    no change is scheduled, implemented, reviewed or closed without approval."""
+    """An approval decided in Authorize moves the change; no change is scheduled, implemented,
+    reviewed or closed without approval (`rules.decided_state`, `rules.unapproved`)."""
     before, after = call.before, call.after
-    state = _text(after.get("state"))
-    if before is not None and state == _text(before.get("state")) == _AUTHORIZE:
-        decision = _text(after.get("approval"))
-        if decision != _text(before.get("approval")) and decision in _DECIDED:
-            state = after["state"] = _DECIDED[decision]
-    entering = before is None or state != _text(before.get("state"))
-    if entering and state in _NEEDS_APPROVAL and _text(after.get("approval")) != "approved":
-        label = CHOICES["change_state"].get(state, state)
-        raise Rejection(
-            403,
-            "Operation Failed",
-            detail=f"Change {_text(after.get('number'))} cannot move to {label}: "
-            "it has not been approved",
-            fields=("approval",),
-        )
+    pair = (_text(after.get("state")), _text(after.get("approval")))
+    was = None if before is None else (_text(before.get("state")), _text(before.get("approval")))
+    state = decided_state(was, pair)
+    if state != pair[0]:
+        after["state"] = state
+    if was is None or state != was[0]:
+        verdict = unapproved(_text(after.get("number")), state, pair[1])
+        if verdict is not None:
+            raise Rejection(
+                verdict.status, verdict.message, detail=verdict.detail, fields=("approval",)
+            )
 
 
 def _state_entry(call: WriteCall, resource: str) -> None:

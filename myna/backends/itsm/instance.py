@@ -27,7 +27,17 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.backends.itsm import ADMIN as ADMIN  # the administrator every instance is born with
-from myna.backends.itsm.rules import PARENT_FIELD, STATE_MODELS, Verdict, judge_move, read_only
+from myna.backends.itsm.rules import (
+    PARENT_FIELD,
+    STATE_MODELS,
+    Verdict,
+    decided_state,
+    judge_move,
+    leaves_hold,
+    read_only,
+    reopened,
+    unapproved,
+)
 from myna.backends.itsm.tables import (
     CHOICES,
     CI_TABLES,
@@ -1094,7 +1104,7 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
         _require(new, "incident", ["hold_reason"])
     elif state in ("6", "7"):
         _require(new, "incident", ["close_code", "close_notes"])
-    if before == "3" and state != "3":
+    if leaves_hold(before, state):
         new["hold_reason"] = ""
     if state == "6" or (state == "7" and not new["resolved_at"]):
         new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
@@ -1109,14 +1119,9 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
         )
     if state in CLOSED_STATES["incident"]:
         _closing(instance, new, user)
-    if before == "6" and state in ("1", "2", "3"):
-        new.update(
-            reopen_count=str(int(old["reopen_count"] or 0) + 1),
-            reopened_time=instance.stamp(),
-            reopened_by=instance.user_id(user),
-            resolved_at="",
-            resolved_by="",
-        )
+    reopening = reopened(before, state, old.get("reopen_count", ""))
+    if reopening is not None:
+        new.update(reopening, reopened_time=instance.stamp(), reopened_by=instance.user_id(user))
 
 
 def _problem_insert(instance: Instance, row: Row, user: str) -> None:
@@ -1163,20 +1168,13 @@ def _change_insert(instance: Instance, row: Row, user: str) -> None:
 
 def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new)
-    if new["approval"] != old["approval"] and old["state"] == "-3" and new["state"] == old["state"]:
-        new["state"] = {"approved": "-2", "rejected": "-5"}.get(new["approval"], new["state"])
+    new["state"] = decided_state((old["state"], old["approval"]), (new["state"], new["approval"]))
     if new["state"] == old["state"]:
         return
     state = new["state"]
     if state == "-3":
         new["approval"] = "requested"
-    if state in ("-2", "-1", "0", "3") and new["approval"] != "approved":
-        raise Refused(
-            403,
-            "Operation Failed",
-            f"Change {new['number']} cannot move to {CHOICES['change_state'][state]}: "
-            "it has not been approved",
-        )
+    _refuse(unapproved(new["number"], state, new["approval"]))
     if state == "-1":
         new["work_start"] = instance.stamp()
     if state == "0":

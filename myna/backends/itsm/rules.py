@@ -56,6 +56,57 @@ class Verdict:
 ACL_DETAIL: Final = "ACL Exception Update Failed due to security constraints"
 
 
+# -- the change approval ------------------------------------------------------------------------
+
+AUTHORIZE: Final = "-3"
+DECIDED: Final[Mapping[str, str]] = {"approved": "-2", "rejected": "-5"}
+NEEDS_APPROVAL: Final = frozenset({"-2", "-1", "0", "3"})
+
+
+def decided_state(before: tuple[str, str] | None, after: tuple[str, str]) -> str:
+    """The change's state once an approval decided in Authorize has moved it (approved:
+    Scheduled, rejected: New); `before` and `after` are (state, approval), `before` None on
+    insert."""
+    state, approval = after
+    decided = before is not None and state == before[0] == AUTHORIZE and approval != before[1]
+    return DECIDED.get(approval, state) if decided else state
+
+
+def unapproved(number: str, state: str, approval: str) -> Verdict | None:
+    """No change is scheduled, implemented, reviewed or closed without approval (checked on
+    entering `state`)."""
+    if state not in NEEDS_APPROVAL or approval == "approved":
+        return None
+    label = state_models()["change_request"].labels.get(state, state)
+    return Verdict(
+        403, "Operation Failed", f"Change {number} cannot move to {label}: it has not been approved"
+    )
+
+
+# -- leaving On Hold ----------------------------------------------------------------------------
+
+
+def leaves_hold(before: str, after: str) -> bool:
+    """An incident leaving On Hold has its hold reason cleared, whatever the client sent."""
+    return before == "3" and after != "3"
+
+
+# -- reopening a resolved incident --------------------------------------------------------------
+
+
+def reopened(before: str, after: str, reopen_count: str) -> dict[str, str] | None:
+    """Reopening a resolved incident (Resolved back to New, In Progress or On Hold) counts the
+    reopening and clears the resolution stamps; the caller adds who and when
+    (`reopened_by`, `reopened_time`). None for any other move."""
+    if before != "6" or after not in ("1", "2", "3"):
+        return None
+    return {
+        "reopen_count": str(int(reopen_count or 0) + 1),
+        "resolved_at": "",
+        "resolved_by": "",
+    }
+
+
 def read_only(model: StateModel, state: str) -> Verdict | None:
     """A record in a final state refuses every update (403, the platform's ACL)."""
     return Verdict(403, "Operation Failed", ACL_DETAIL) if model.final(state) else None
