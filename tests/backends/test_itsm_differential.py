@@ -50,7 +50,14 @@ class Pair:
         assert created.status == 201, created.body
         return mine, created.json()["result"]["sys_id"]
 
-    def patch(self, table: str, ids: tuple[str, str], values: dict[str, str]) -> tuple[Any, Any]:
+    def patch(
+        self,
+        table: str,
+        ids: tuple[str, str],
+        values: dict[str, str],
+        theirs: dict[str, str] | None = None,
+    ) -> tuple[Any, Any]:
+        """The same update to both (`theirs`: the mock's values, when its ids differ)."""
         reply = self.instance.handle(
             Request(
                 "PATCH",
@@ -60,7 +67,7 @@ class Pair:
                 user="ana",
             )
         )
-        response = self.api.patch(f"{TABLE}/{table}/{ids[1]}", json=values)
+        response = self.api.patch(f"{TABLE}/{table}/{ids[1]}", json=theirs or values)
         return _outcome(reply.status, reply.body.value), _outcome(response.status, response.json())
 
 
@@ -138,3 +145,36 @@ def test_a_task_created_under_a_record_has_that_record_as_its_parent(
         created = pair.api.post(f"{TABLE}/{child_table}", json={**values, field: theirs})
         assert created.status == 201, created.body
         assert created.json()["result"]["parent"]["value"] == theirs
+
+
+def test_an_assignee_outside_the_assignment_group_is_refused_alike(pair: Pair) -> None:
+    def both(table: str, values: dict[str, str]) -> tuple[str, str]:
+        mine = pair.instance.insert(table, values, "admin")["sys_id"]
+        created = pair.api.post(f"{TABLE}/{table}", json=values)
+        assert created.status == 201, created.body
+        return mine, created.json()["result"]["sys_id"]
+
+    member = both("sys_user", {"user_name": "mia", "first_name": "Mia", "last_name": "Lee"})
+    stranger = both("sys_user", {"user_name": "sam", "first_name": "Sam", "last_name": "Fox"})
+    group = both("sys_user_group", {"name": "Network"})
+    for side in (0, 1):
+        values = {"group": group[side], "user": member[side]}
+        if side == 0:
+            pair.instance.insert("sys_user_grmember", values, "admin")
+        else:
+            assert pair.api.post(f"{TABLE}/sys_user_grmember", json=values).status == 201
+    ids = pair.create("incident")
+    outcomes = [
+        pair.patch(
+            "incident",
+            ids,
+            *({"assignment_group": group[side], "assigned_to": person[side]} for side in (0, 1)),
+        )
+        for person in (stranger, member, stranger)
+    ]
+    assert all(reference == served for reference, served in outcomes), outcomes
+    assert [reference[0] for reference, _ in outcomes] == [403, 200, 403]
+    assert outcomes[0][0][1] == (
+        "Operation Failed",
+        "Invalid update: Sam Fox is not a member of assignment group Network",
+    )

@@ -63,6 +63,8 @@ from myna.backends.itsm.rules import (
     decided_state,
     is_final,
     leaves_hold,
+    not_a_member,
+    outside_group,
     reopened,
     unapproved,
 )
@@ -579,30 +581,29 @@ def _columns(resource: str, names: list[str]) -> Iterator[tuple[str, Column | No
 
 
 def _check_assignment(call: WriteCall) -> None:
-    """An assignee must be a member (sys_user_grmember) of the assignment group.
-
-    Only a group whose members the world holds is checked: a world replayed from a recording
-    that never read sys_user_grmember knows no memberships, and refusing there would invent a
-    violation the real instance would not see.
-    """
-    after = call.after
-    group, user = _text(after.get("assignment_group")), _text(after.get("assigned_to"))
-    if not group or not user or "sys_user_grmember" not in call.mock.resources:
-        return
-    if call.before is not None and (group, user) == (
-        _text(call.before.get("assignment_group")),
-        _text(call.before.get("assigned_to")),
+    """An assignee must be a member (sys_user_grmember) of the assignment group
+    (`rules.outside_group`)."""
+    after, before = call.after, call.before
+    pair = (_text(after.get("assignment_group")), _text(after.get("assigned_to")))
+    was = None
+    if before is not None:
+        was = (_text(before.get("assignment_group")), _text(before.get("assigned_to")))
+    if "sys_user_grmember" in call.mock.resources and outside_group(
+        was, pair, lambda group: _members(call, group)
     ):
-        return
-    members, _ = call.tx.list("sys_user_grmember", Query(where=Condition("group", "=", group)))
-    if members and all(_text(member.get("user")) != user for member in members):
-        person, team = _display(call, "sys_user", user), _display(call, "sys_user_group", group)
-        raise Rejection(
-            403,
-            "Operation Failed",
-            detail=f"Invalid update: {person} is not a member of assignment group {team}",
-            fields=("assigned_to",),
+        person, team = (
+            _display(call, "sys_user", pair[1]),
+            _display(call, "sys_user_group", pair[0]),
         )
+        verdict = not_a_member(person, team)
+        raise Rejection(
+            verdict.status, verdict.message, detail=verdict.detail, fields=("assigned_to",)
+        )
+
+
+def _members(call: WriteCall, group: str) -> set[str]:
+    members, _ = call.tx.list("sys_user_grmember", Query(where=Condition("group", "=", group)))
+    return {_text(member.get("user")) for member in members}
 
 
 def after_write(call: WriteCall) -> None:

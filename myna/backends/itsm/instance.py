@@ -34,6 +34,8 @@ from myna.backends.itsm.rules import (
     decided_state,
     judge_move,
     leaves_hold,
+    not_a_member,
+    outside_group,
     read_only,
     reopened,
     unapproved,
@@ -1012,16 +1014,12 @@ def _require(new: Row, name: str, fields: Iterable[str]) -> None:
         raise data_policy(missing)
 
 
-def _check_assignment(instance: Instance, row: Row) -> None:
-    group, user = row.get("assignment_group", ""), row.get("assigned_to", "")
-    if group and user and user not in instance.members(group):
-        person = instance.display("sys_user", user)
-        team = instance.display("sys_user_group", group)
-        raise Refused(
-            403,
-            "Operation Failed",
-            f"Invalid update: {person} is not a member of assignment group {team}",
-        )
+def _check_assignment(instance: Instance, row: Row, old: Row | None = None) -> None:
+    pair = (row.get("assignment_group", ""), row.get("assigned_to", ""))
+    was = None if old is None else (old.get("assignment_group", ""), old.get("assigned_to", ""))
+    if outside_group(was, pair, instance.members):
+        person = instance.display("sys_user", pair[1])
+        _refuse(not_a_member(person, instance.display("sys_user_group", pair[0])))
 
 
 def _task_defaults(instance: Instance, row: Row, user: str) -> None:
@@ -1080,7 +1078,7 @@ def _incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
         new["priority"] = PRIORITY[(new["impact"], new["urgency"])]
     if old["assignment_group"] and new["assignment_group"] != old["assignment_group"]:
         new["reassignment_count"] = str(int(old["reassignment_count"] or 0) + 1)
-    _check_assignment(instance, new)
+    _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _incident_state_entry(instance, old, new, user)
         if new["state"] in ("6", "7") and _breached(instance, new["sys_id"]):
@@ -1137,7 +1135,7 @@ def _problem_insert(instance: Instance, row: Row, user: str) -> None:
 def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     if (new["impact"], new["urgency"]) != (old["impact"], old["urgency"]):
         new["priority"] = PRIORITY[(new["impact"], new["urgency"])]
-    _check_assignment(instance, new)
+    _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         if new["state"] in ("106", "107"):
             _require(new, "problem", ["resolution_code", "fix_notes"])
@@ -1167,7 +1165,7 @@ def _change_insert(instance: Instance, row: Row, user: str) -> None:
 
 
 def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    _check_assignment(instance, new)
+    _check_assignment(instance, new, old)
     new["state"] = decided_state((old["state"], old["approval"]), (new["state"], new["approval"]))
     if new["state"] == old["state"]:
         return
@@ -1193,7 +1191,7 @@ def _change_task_insert(instance: Instance, row: Row, user: str) -> None:
 
 
 def _change_task_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    _check_assignment(instance, new)
+    _check_assignment(instance, new, old)
     if new["state"] != old["state"] and new["state"] == "3":
         _require(new, "change_task", ["close_code", "close_notes"])
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["change_task"]:
@@ -1235,7 +1233,7 @@ def _item_insert(instance: Instance, row: Row, user: str) -> None:
 
 
 def _item_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    _check_assignment(instance, new)
+    _check_assignment(instance, new, old)
     if new["approval"] == "approved" and old["approval"] != "approved":
         new["stage"] = "fulfillment"
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_req_item"]:

@@ -12,7 +12,7 @@ Pure: no store, no runtime, only the overlay's text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -80,6 +80,33 @@ def unapproved(number: str, state: str, approval: str) -> Verdict | None:
     label = state_models()["change_request"].labels.get(state, state)
     return Verdict(
         403, "Operation Failed", f"Change {number} cannot move to {label}: it has not been approved"
+    )
+
+
+# -- the assignee and the assignment group ------------------------------------------------------
+
+
+def outside_group(
+    before: tuple[str, str] | None,
+    after: tuple[str, str],
+    members: Callable[[str], Collection[str]],
+) -> bool:
+    """Whether a write that sets (assignment_group, assigned_to) to `after` (from `before`, None
+    on insert) names an assignee outside the group. Only a new pair is checked, and only against
+    a group whose members are known: a world replayed from a recording that never read
+    sys_user_grmember knows none, and refusing there would invent a violation."""
+    group, user = after
+    if not group or not user or after == before:
+        return False
+    known = members(group)
+    return bool(known) and user not in known
+
+
+def not_a_member(person: str, team: str) -> Verdict:
+    return Verdict(
+        403,
+        "Operation Failed",
+        f"Invalid update: {person} is not a member of assignment group {team}",
     )
 
 
