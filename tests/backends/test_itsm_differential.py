@@ -58,16 +58,27 @@ class Pair:
         theirs: dict[str, str] | None = None,
     ) -> tuple[Any, Any]:
         """The same update to both (`theirs`: the mock's values, when its ids differ)."""
+        paths = (f"{TABLE}/{table}/{ids[0]}", f"{TABLE}/{table}/{ids[1]}")
+        return self.send("PATCH", paths, values, theirs)
+
+    def send(
+        self,
+        method: str,
+        paths: tuple[str, str],
+        values: dict[str, str],
+        theirs: dict[str, str] | None = None,
+    ) -> tuple[Any, Any]:
+        """One call to each, outcomes (reference, served)."""
         reply = self.instance.handle(
             Request(
-                "PATCH",
-                f"{TABLE}/{table}/{ids[0]}",
+                method,
+                paths[0],
                 body=Body("json", values, JSON_TYPE),
                 content_type=JSON_TYPE,
                 user="ana",
             )
         )
-        response = self.api.patch(f"{TABLE}/{table}/{ids[1]}", json=theirs or values)
+        response = self.api.request(method, paths[1], json=theirs or values)
         return _outcome(reply.status, reply.body.value), _outcome(response.status, response.json())
 
 
@@ -108,6 +119,14 @@ def test_random_state_moves_get_the_same_answer(
     for values in data.draw(st.lists(steps(table), min_size=1, max_size=6)):
         reference, served = pair.patch(table, ids, values)
         assert served == reference, values
+
+
+@pytest.mark.parametrize("table", ["incident", "problem", "change_request"])
+def test_a_record_created_in_any_state_gets_the_same_answer(pair: Pair, table: str) -> None:
+    for state in STATE_MODELS[table].states:
+        values = {**FILLED, "short_description": "printer jam", "state": state}
+        reference, served = pair.send("POST", (f"{TABLE}/{table}",) * 2, values)
+        assert served == reference, state
 
 
 @pytest.mark.parametrize(

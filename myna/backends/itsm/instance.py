@@ -33,6 +33,7 @@ from myna.backends.itsm.rules import (
     Verdict,
     decided_state,
     judge_move,
+    judge_start,
     leaves_hold,
     not_a_member,
     outside_group,
@@ -511,6 +512,9 @@ class Instance:
             rule(self, row, user)
         if name in PARENT_FIELD:
             row["parent"] = row[PARENT_FIELD[name]]
+        model = STATE_MODELS.get(name)
+        if model is not None:
+            _refuse(judge_start(model, row[model.field]))
         self.rows[name][row["sys_id"]] = row
         for element, text in journal.items():
             self._journal(name, row["sys_id"], element, text, user)
@@ -1162,6 +1166,7 @@ def _change_insert(instance: Instance, row: Row, user: str) -> None:
         if not row.get(key):
             row[key] = value
     _task_defaults(instance, row, user)
+    _refuse(unapproved(row["number"], row["state"], row["approval"]))
 
 
 def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:

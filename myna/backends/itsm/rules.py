@@ -28,6 +28,7 @@ class StateModel:
     table: str
     field: str
     states: tuple[str, ...]
+    initial: tuple[str, ...]
     labels: Mapping[str, str]
     transitions: frozenset[tuple[str, str]]
     refused: Mapping[tuple[str, str], tuple[int, str]]
@@ -139,15 +140,31 @@ def read_only(model: StateModel, state: str) -> Verdict | None:
     return Verdict(403, "Operation Failed", ACL_DETAIL) if model.final(state) else None
 
 
+def judge_start(model: StateModel, state: str) -> Verdict | None:
+    """The refusal, if any, of a new record in `state`: it must start in one of the model's
+    initial states (checked once the table's insert rules have run, as the mock checks it)."""
+    if not model.initial or state in model.initial:
+        return None
+    where = f"{model.table}.{model.field}"
+    starts = ", ".join(model.label(initial) for initial in model.initial)
+    return Verdict(
+        400,
+        f"Invalid value for {where}",
+        f"{where} cannot start as {model.label(state)}; new records start as {starts}",
+    )
+
+
 def judge_move(model: StateModel, before: str, after: str) -> Verdict | None:
     """The refusal, if any, of moving `model.field` from `before` to `after`, checked once the
-    table's business rules have run (as the mock checks it after the extension's hooks): a move
-    the model neither allows nor pins as refused is a 400 naming both states. A refusal the
-    model pins is a business rule's, which words it (the change approval: "Change CHG... cannot
-    move to Scheduled: it has not been approved")."""
-    allowed = model.transitions | model.refused.keys()
-    if before == after or (before, after) in allowed:
+    table's business rules have run (as the mock checks it after the extension's hooks, so a
+    rule's own words, such as the change approval's, come first): a move the model pins as
+    refused answers the pinned status and message; any other move the model does not allow is
+    a 400 naming both states."""
+    if before == after or (before, after) in model.transitions:
         return None
+    pinned = model.refused.get((before, after))
+    if pinned is not None:
+        return Verdict(pinned[0], pinned[1], pinned[1])
     where = f"{model.table}.{model.field}"
     return Verdict(
         400,
@@ -171,6 +188,7 @@ def state_models() -> Mapping[str, StateModel]:
                 table=resource["name"],
                 field=machine["field"],
                 states=tuple(machine["states"]),
+                initial=tuple(machine.get("initial") or ()),
                 labels=dict(machine.get("labels") or {}),
                 transitions=frozenset((t["source"], t["target"]) for t in machine["transitions"]),
                 refused={
