@@ -408,6 +408,8 @@ def _camel(name: str) -> str:
 def item_under(collection: str, param: str) -> str:
     """Where a collection keeps one record: `<collection>/{param}`, or for a collection named
     as a file (`/tickets.json`) the record named the same way (`/tickets/{param}.json`)."""
+    while f"{{{param}}}" in collection:
+        param += "_"  # a parent's parameter already has the name: two of one name break routing
     found = re.fullmatch(r"(?P<base>.*/[^/{}.]+)(?P<suffix>\.(?:json|xml))", collection)
     if found is None:
         return f"{collection.rstrip('/')}/{{{param}}}"

@@ -130,10 +130,14 @@ def test_worlds_are_forked_diffed_and_reset(page: Any, console: tuple[Running, P
     page.fill("[data-testid='fork-id']", "trial-1")
     page.click("[data-testid='fork']")
     page.wait_for_selector("[data-testid='world-trial-1']")
+    # A forked world is reached with its own credential, which the admin API hands out.
+    world = httpx.get(
+        f"{base_url}/_myna/admin/worlds/trial-1", headers={"Authorization": f"Bearer {TOKEN}"}
+    ).json()
     created = httpx.post(
         f"{base_url}/worlds/trial-1{TABLE}/incident",
         json={"short_description": "Only in trial-1"},
-        auth=AUTH,
+        auth=(world["credentials"]["user"], world["credentials"]["password"]),
     )
     assert created.status_code == 201
 

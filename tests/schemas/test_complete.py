@@ -3,6 +3,7 @@ each completed operation marked as inferred, and recorded facts always win."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -110,3 +111,19 @@ def test_model_show_says_how_each_operation_is_served(desk: ServiceModel) -> Non
     assert "inferred 80%" in rows["update_ticket"]
     assert "inferred 50%" in rows["delete_ticket"]
     assert "simulated" in rows["list_ticket"]
+
+
+def test_a_completed_item_path_never_repeats_a_parents_parameter() -> None:
+    nested = [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{DESK}/items/42/items", response=nested),
+                exchange("GET", f"{DESK}/items/43/items", response=nested),
+            )
+        ]
+    )
+
+    for operation in model.operations:
+        names = re.findall(r"\{([^}]+)\}", operation.path)
+        assert len(names) == len(set(names)), operation.path
