@@ -82,12 +82,14 @@ from myna.schemas.paths import (
 )
 from myna.schemas.records import (
     ID_FIELDS,
+    KIND_KEYS,
     NOTHING,
     Labels,
     Unwrapped,
     View,
     as_values,
     id_field,
+    of_one_kind,
     receipt_id,
     record_type,
     shape_signature,
@@ -853,7 +855,12 @@ class ServiceLearner:
                 envelope=envelope,
                 inputs=inputs,
                 also=also,
-                records=list(self.sightings.get(name, {}).values()) if self.options.records else [],
+                records=of_one_kind(
+                    list(self.sightings.get(name, {}).values()),
+                    {key: shape.props[key].counts() for key in KIND_KEYS if key in shape.props},
+                )
+                if self.options.records
+                else [],
                 evidence=self.record_tally[name].evidence(),
             )
         _stamp_callers_alike(resources, self._caller_fields)

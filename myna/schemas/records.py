@@ -12,7 +12,7 @@ takes the values back out, so that a label is never learned as a value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import contains, is_
@@ -228,3 +228,21 @@ def as_values(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Labe
                 labels.setdefault(name, {})[code] = shown
         plain.append(values)
     return plain, labels
+
+
+KIND_KEYS = ("object", "kind", "type", "_type", "resourceType")
+"""Keys under which a service names each record's kind (Notion's `"object": "page"`)."""
+
+
+def of_one_kind(
+    records: list[dict[str, Any]], kinds: Mapping[str, Mapping[str, int]]
+) -> list[dict[str, Any]]:
+    """The records of the kind the resource's answers name most (`kinds`: how often each value
+    of each kind key was seen): an answer of another kind seen on the resource's paths (an
+    async task at `/pages/{id}/markdown`) is no record of it to start a world with."""
+    for key in KIND_KEYS:
+        seen = kinds.get(key)
+        if seen:
+            usual = max(seen, key=lambda value: (seen[value], value))
+            return [record for record in records if record.get(key, usual) == usual]
+    return records
