@@ -1119,7 +1119,7 @@ class ServiceLearner:
                 continue
             resource = resources[name]
             exchange = obs.exchange
-            entity = _entity_of(obs, op, resource)
+            entity = _entity_of(obs, op)
             if entity is not None:
                 entity = alias.get((name, entity), entity)
             if op.kind in _WRITE_KINDS and exchange.status >= 400:
@@ -1539,7 +1539,7 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
 
 
-def _entity_of(obs: Obs, op: OpStats, resource: Resource | None = None) -> str | None:
+def _entity_of(obs: Obs, op: OpStats) -> str | None:
     """The id of the record a request addresses: the last path parameter before any action."""
     if PARAM not in op.template:
         return None

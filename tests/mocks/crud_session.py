@@ -20,18 +20,25 @@ from myna.schemas.model import Envelope, Operation, Resource, ServiceModel
 CHANGED = "Changed by the agent"
 
 
-def seeded_client(model: ServiceModel) -> MockClient:
-    """An in-process client of the model's mock, its world holding the recorded records, with
-    the default credential the model's auth scheme takes."""
+def recorded_mock(model: ServiceModel, **options: Any) -> Mock:
+    """The model's mock as `myna serve` starts it: its default world holds the records the
+    traces showed (`seed_recorded`). `options` go to `Mock` (credentials...)."""
     store = SqlStore(model, "sqlite://")
     store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
+    return Mock(model, store, **options)
+
+
+def seeded_client(model: ServiceModel) -> MockClient:
+    """An in-process client of the model's recorded mock, with the default credential the
+    model's auth scheme takes."""
+    mock = recorded_mock(model)
     auth = model.conventions.auth
     if auth.scheme == "basic":
-        return MockClient(Mock(model, store), auth=("myna", "myna"))
+        return MockClient(mock, auth=("myna", "myna"))
     if auth.scheme == "none":
-        return MockClient(Mock(model, store))
+        return MockClient(mock)
     value = "myna-token" if auth.scheme == "apikey" else "Bearer myna-token"
-    return MockClient(Mock(model, store), headers={auth.header or "Authorization": value})
+    return MockClient(mock, headers={auth.header or "Authorization": value})
 
 
 def crud_session(
@@ -63,8 +70,9 @@ def _after_create(
     body: dict[str, Any],
 ) -> str | None:
     item = _path(kinds["get"], record_id)
-    if client.get(item).status != 200:
-        return f"GET {item} of the created record answered {client.get(item).status}"
+    fetched = client.get(item).status
+    if fetched != 200:
+        return f"GET {item} of the created record answered {fetched}"
     update = kinds.get("update") or kinds.get("replace")
     text = next((name for name, value in body.items() if _free_text(resource, name, value)), None)
     if update is not None:

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from myna.mocks import Mock, MockClient
-from myna.mocks.runtime import DEFAULT_WORLD
-from myna.mocks.seed import seed_recorded
-from myna.mocks.sqlstore import SqlStore
+from myna.mocks import MockClient
 from myna.schemas import learn
+from tests.mocks.crud_session import recorded_mock
 from tests.schemas.test_complete import read_only
 
 
 @pytest.fixture
 def client() -> MockClient:
     [model] = learn(read_only())
-    store = SqlStore(model, "sqlite://")
-    store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
-    return MockClient(Mock(model, store))
+    return MockClient(recorded_mock(model))
 
 
 def test_list_get_create_update_delete_on_a_resource_only_ever_listed(client: MockClient) -> None:

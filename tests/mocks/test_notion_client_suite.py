@@ -17,14 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from myna.mocks import Mock
 from myna.mocks.auth import Credentials
-from myna.mocks.runtime import DEFAULT_WORLD
-from myna.mocks.seed import seed_recorded
 from myna.mocks.serve import Running, serving
-from myna.mocks.sqlstore import SqlStore
 from myna.schemas import learn
 from myna.traces import read_many
+from tests.mocks.crud_session import recorded_mock
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "vcr"
@@ -39,9 +36,7 @@ pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason="the shared corpus is
 @pytest.fixture(scope="module")
 def server() -> Iterator[Running]:
     [model] = learn(read_many(sorted(CASSETTES.glob("*.yaml"))))
-    store = SqlStore(model, "sqlite://")
-    store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
-    mock = Mock(model, store, credentials=Credentials(tokens=frozenset({TOKEN})))
+    mock = recorded_mock(model, credentials=Credentials(tokens=frozenset({TOKEN})))
     with serving(mock) as running:
         yield running
 

@@ -15,13 +15,10 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from myna.mocks import Mock
 from myna.mocks.app import create_app
-from myna.mocks.runtime import DEFAULT_WORLD
-from myna.mocks.seed import seed_recorded
-from myna.mocks.sqlstore import SqlStore
 from myna.schemas import learn
 from myna.traces import read_many
+from tests.mocks.crud_session import recorded_mock
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 RECORDINGS = {
@@ -42,9 +39,7 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus i
 def _app(vendor: str) -> Any:
     folder, pattern = RECORDINGS[vendor]
     [model] = learn(read_many(sorted((CORPUS / folder).glob(pattern))))
-    store = SqlStore(model, "sqlite://")
-    store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
-    return create_app(Mock(model, store))
+    return create_app(recorded_mock(model))
 
 
 def _schema(vendor: str) -> Any:

@@ -7,13 +7,11 @@ from typing import Any
 
 import pytest
 
-from myna.mocks import Mock, MockClient
-from myna.mocks.runtime import DEFAULT_WORLD
-from myna.mocks.seed import seed_recorded
-from myna.mocks.sqlstore import SqlStore
+from myna.mocks import MockClient
 from myna.schemas import learn
 from myna.schemas.model import ServiceModel
 from myna.schemas.scopes import scope_field
+from tests.mocks.crud_session import recorded_mock
 from tests.schemas.traffic import exchange, session
 
 API = "https://code.example.com/api/v4"
@@ -50,9 +48,7 @@ def test_the_field_naming_the_parent_is_learned(model: ServiceModel) -> None:
 def test_a_nested_list_shows_its_parents_records_and_a_create_there_joins_it(
     model: ServiceModel,
 ) -> None:
-    store = SqlStore(model, "sqlite://")
-    store.create_world(DEFAULT_WORLD, from_snapshot=seed_recorded(model, store, seed=0))
-    client = MockClient(Mock(model, store))
+    client = MockClient(recorded_mock(model))
     nested = next(op for op in model.operations if op.scope and op.kind == "list").path
     group = nested.replace("{groupId}", "{}")
 
