@@ -564,9 +564,13 @@ class Org:
         return _token_reply(self, form_pairs(request.body))
 
     def handle(self, request: Request) -> Reply:
+        counters = dict(self._counters)
         try:
             return self.answer(request)
         except Refused as refusal:
+            # A refused call uses up no number (the next record still gets the id this one
+            # would have), as the served org's rolled-back transaction takes its draws back.
+            self._counters = counters
             return error_reply(refusal)
 
     def answer(self, request: Request) -> Reply:
