@@ -3,7 +3,8 @@
 `prepare` imports an export (the shipped synthetic log by default), generates scenarios and audits
 each one with the replay engine (reference passes, no-op and probes fail, deterministic); only
 accepted scenarios are run. `run` plays an agent `trials` times on each, in `workers` threads
-(each with its own in-process mock), and `score` turns the trials into pass^1, pass^k, partial
+(each with its own in-process mock) or on a Ray pool's actors (`myna.replay.distributed`, each
+with its own mocks), and `score` turns the trials into pass^1, pass^k, partial
 reward, tool calls and tokens, overall and per kind and tier.
 
 pass^k is tau-bench's: the chance that k independent trials of a task all succeed, estimated per
@@ -30,6 +31,7 @@ from myna.itsm.scenarios import KINDS, Generation, Scenario, generate
 from myna.itsm.scenarios.kinds import TOOLS
 from myna.itsm.scenarios.truth import disagreements
 from myna.replay.audit import Agent, AuditReport, audit, record_audit, task_of, with_gate
+from myna.replay.distributed import RayPool
 from myna.replay.episode import Episode, save_episode
 from myna.replay.mock_world import MockWorlds, runner_for
 from myna.replay.run import EpisodeRunner
@@ -69,11 +71,17 @@ T = TypeVar("T")
 
 
 def _map(
-    function: Callable[[Scenario], T],
+    setup: Callable[[], Callable[[Scenario], T]],
     items: Sequence[Scenario],
     workers: int,
     progress: Progress | None,
+    pool: RayPool | None = None,
 ) -> list[T]:
+    """`setup()` applied to every item in order: on the Ray pool's actors (each builds its own
+    with `setup`), else in `workers` threads sharing one (its mocks are per thread)."""
+    if pool is not None:
+        return pool.map(setup, items, progress)
+    function = setup()
     done = 0
     lock = threading.Lock()
 
@@ -88,8 +96,8 @@ def _map(
 
     if workers <= 1:
         return [one(item) for item in items]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, items))
+    with ThreadPoolExecutor(max_workers=workers) as pool_:
+        return list(pool_.map(one, items))
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,18 +128,13 @@ def prepare(
     workers: int = 1,
     model: ServiceModel | None = None,
     progress: Progress | None = None,
+    pool: RayPool | None = None,
 ) -> Prepared:
     path = data or default_data()
     history, report = import_history(path)
     service = model or itsm_model()
     generation = generate(history, service, seed=seed, limit=limit)
-    runners = _Runners(service)
-
-    def check(scenario: Scenario) -> AuditReport:
-        runner = runners.runner(scenario.episode)
-        return audit_scenario(runner, scenario, history, service, seed=seed)
-
-    audits = _map(check, generation.scenarios, workers, progress)
+    audits = _map(_Audits(history, service, seed), generation.scenarios, workers, progress, pool)
     return Prepared(
         str(path),
         report,
@@ -154,6 +157,21 @@ def audit_scenario(
     derivation of the outcome from the history (`myna.itsm.scenarios.truth`)."""
     report = audit(runner, model, k=1, seed=seed)
     return with_gate(report, "agrees_with_history", disagreements(history, scenario))
+
+
+@dataclass(frozen=True, slots=True)
+class _Audits:
+    """Builds the audit of one scenario on mocks of its own (a thread's or a Ray actor's)."""
+
+    history: IncidentHistory
+    model: ServiceModel
+    seed: int
+
+    def __call__(self) -> Callable[[Scenario], AuditReport]:
+        runners = _Runners(self.model)
+        return lambda scenario: audit_scenario(
+            runners.runner(scenario.episode), scenario, self.history, self.model, seed=self.seed
+        )
 
 
 def save_episodes(prepared: Prepared, directory: Path) -> list[Path]:
@@ -185,6 +203,7 @@ def run(
     workers: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
+    pool: RayPool | None = None,
 ) -> list[Trial]:
     scenarios = prepared.accepted
     tools = _tool_definitions(prepared.model)
@@ -192,41 +211,53 @@ def run(
         references={s.episode.id: s.episode.reference for s in scenarios}, tools=tuple(tools)
     )
     make_agent(agent_spec, context)  # fail before any work when the agent cannot be built
-    runners = _Runners(prepared.model)
-    local = threading.local()
-
-    def agent() -> Agent:
-        built: Agent | None = getattr(local, "agent", None)
-        if built is None:
-            built = make_agent(agent_spec, context)
-            local.agent = built
-        return built
-
-    def play(scenario: Scenario) -> list[Trial]:
-        runner = runners.runner(scenario.episode)
-        out = []
-        for index in range(trials):
-            solver = agent()
-            attempt = runner.start()
-            result = attempt.submit(solver.solve(task_of(scenario.episode), attempt, seed + index))
-            calls = len(attempt.calls)
-            out.append(
-                Trial(
-                    scenario=scenario.episode.id,
-                    kind=scenario.kind,
-                    tier=scenario.tier,
-                    trial=index,
-                    passed=result.passed,
-                    reward=result.reward,
-                    tool_calls=calls,
-                    tokens=getattr(solver, "tokens", None),
-                    repercussion=None if result.repercussion is None else result.repercussion.kind,
-                )
-            )
-        return out
-
-    played = _map(play, scenarios, workers, progress)
+    plays = _Plays(prepared.model, agent_spec, context, trials, seed)
+    played = _map(plays, scenarios, workers, progress, pool)
     return [trial for group in played for trial in group]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plays:
+    """Builds the trials of one scenario on mocks and agents of its own (per thread or actor)."""
+
+    model: ServiceModel
+    agent_spec: str
+    context: AgentContext
+    trials: int
+    seed: int
+
+    def __call__(self) -> Callable[[Scenario], list[Trial]]:
+        runners = _Runners(self.model)
+        local = threading.local()
+
+        def agent() -> Agent:
+            built: Agent | None = getattr(local, "agent", None)
+            if built is None:
+                built = make_agent(self.agent_spec, self.context)
+                local.agent = built
+            return built
+
+        return lambda scenario: [
+            self._trial(runners.runner(scenario.episode), agent(), scenario, index)
+            for index in range(self.trials)
+        ]
+
+    def _trial(self, runner: EpisodeRunner, solver: Agent, scenario: Scenario, index: int) -> Trial:
+        attempt = runner.start()
+        result = attempt.submit(
+            solver.solve(task_of(scenario.episode), attempt, self.seed + index)
+        )
+        return Trial(
+            scenario=scenario.episode.id,
+            kind=scenario.kind,
+            tier=scenario.tier,
+            trial=index,
+            passed=result.passed,
+            reward=result.reward,
+            tool_calls=len(attempt.calls),
+            tokens=getattr(solver, "tokens", None),
+            repercussion=None if result.repercussion is None else result.repercussion.kind,
+        )
 
 
 LADDER: tuple[str, ...] = ("noop", "random", "heuristic", "rules")

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from myna.replay.cli import RayAddress
+
+if TYPE_CHECKING:
+    from myna.replay.distributed import RayPool
 
 
 def register(app: typer.Typer) -> None:
@@ -31,8 +37,10 @@ def bench_itsm(
         int, typer.Option("--trials", min=1, help="Trials per scenario (k for pass^k).")
     ] = 1,
     workers: Annotated[
-        int, typer.Option("--workers", min=1, help="Scenarios run in parallel.")
+        int,
+        typer.Option("--workers", min=1, help="Scenarios run in parallel: threads, or Ray actors."),
     ] = 1,
+    ray: RayAddress = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for scenario choice and agents.")] = 0,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most this many scenarios.")
@@ -58,7 +66,7 @@ def bench_itsm(
 
     make_agent(agent, AgentContext())  # a bad --agent fails before any import or audit
     console = Console(stderr=as_json)
-    with Progress(console=console, transient=True) as progress:
+    with _pool(ray, workers) as pool, Progress(console=console, transient=True) as progress:
         auditing = progress.add_task("auditing scenarios", total=None)
         prepared = bench.prepare(
             data,
@@ -66,6 +74,7 @@ def bench_itsm(
             limit=limit,
             workers=workers,
             progress=lambda done, total: progress.update(auditing, completed=done, total=total),
+            pool=pool,
         )
         accepted = prepared.accepted
         running = progress.add_task(f"running {agent}", total=len(accepted))
@@ -76,6 +85,7 @@ def bench_itsm(
             workers=workers,
             seed=seed,
             progress=lambda done, total: progress.update(running, completed=done, total=total),
+            pool=pool,
         )
     result = bench.result(
         prepared,
@@ -110,3 +120,12 @@ def bench_itsm(
     kept, made = result.survival
     console.print(f"{kept} of {made} generated scenarios survived the audit")
     console.print(f"wrote {data_path} and {page}")
+
+
+def _pool(address: str | None, actors: int) -> AbstractContextManager[RayPool | None]:
+    """One Ray pool for the audit and the run (its actors start once), or none."""
+    if address is None:
+        return nullcontext()
+    from myna.replay.distributed import RayPool
+
+    return RayPool(address, actors=actors)

@@ -21,11 +21,21 @@ if TYPE_CHECKING:
     from myna.replay.audit import Agent
     from myna.replay.build import BuildReport
     from myna.replay.episode import Episode
+    from myna.replay.run import Result
 
 replay = typer.Typer(help="Turn logged agent failures into audited, targeted RL episodes.")
 
 EpisodesDir = Annotated[Path, typer.Argument(metavar="DIR", help="Directory of episode files.")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+RayAddress = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        metavar="ADDRESS",
+        help="Run on a Ray cluster (the 'ray' extra): its address, or auto (the running one, "
+        "else a local one).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -217,25 +227,30 @@ def run_command(
         typer.Option(help="Agent module:factory; default: the reference solution."),
     ] = None,
     k: Annotated[int, typer.Option(min=1, help="Tries per episode.")] = 1,
+    ray: RayAddress = None,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Ray actors (with --ray), one CPU each.")
+    ] = 1,
     as_json: AsJson = False,
 ) -> None:
     """Run episodes in fresh worlds and print the reward with its per-check breakdown."""
-    from myna.replay.audit import attempt_with
+    from myna.replay.distributed import tries
     from myna.replay.mock_world import Replayers
-    from myna.replay.run import run_steps
 
-    replayers = Replayers(directory)
-    chosen = _load_agent(agent) if agent else None
+    if ray is None and workers > 1:
+        raise InputError("more than one worker runs on Ray: add --ray", field="--workers")
+    episodes = [e for _, e in _load_all(directory) if episode_id in (None, e.id)]
+    if episode_id is not None and not episodes:
+        raise ReplayError(f"no episode {episode_id!r}", file=str(directory))
+    if ray is None:
+        chosen = _load_agent(agent) if agent else None
+        replayers = Replayers(directory)
+        results = [tries(replayers.runner(episode), chosen, k) for episode in episodes]
+    else:
+        results = _run_on_ray(ray, workers, directory, episodes, agent, k)
     rows = []
-    for _, episode in _load_all(directory):
-        if episode_id is not None and episode.id != episode_id:
-            continue
-        runner = replayers.runner(episode)
-        for attempt in range(k):
-            if chosen is None:
-                result = run_steps(runner, episode.reference.steps)
-            else:
-                result = attempt_with(runner, chosen, attempt)
+    for episode, runs in zip(episodes, results, strict=True):
+        for attempt, result in enumerate(runs):
             failed = [c.name for c in result.verification.checks if not c.passed]
             rows.append(
                 {
@@ -247,9 +262,28 @@ def run_command(
                     "repercussion": "" if result.repercussion is None else result.repercussion.kind,
                 }
             )
-    if episode_id is not None and not rows:
-        raise ReplayError(f"no episode {episode_id!r}", file=str(directory))
     _print(rows, "runs", as_json)
+
+
+def _run_on_ray(
+    address: str,
+    workers: int,
+    directory: Path,
+    episodes: list[Episode],
+    agent: str | None,
+    k: int,
+) -> list[list[Result]]:
+    """Every try of every episode on a pool of Ray actors, in the episodes' order."""
+    from myna.replay.distributed import EpisodeTries, RayPool
+    from myna.replay.mock_world import load_model
+
+    refs = {(e.environment.model.path, e.environment.model.name): e for e in episodes}
+    models = tuple(
+        (e.environment.model, load_model(e.environment.model, base=directory))
+        for e in refs.values()
+    )
+    with RayPool(address, actors=workers) as pool:
+        return pool.map(EpisodeTries(models, agent, k, base=directory), episodes)
 
 
 @replay.command("ingest")

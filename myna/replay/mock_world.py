@@ -9,7 +9,7 @@ holds its target's id).
 
 from __future__ import annotations
 
-import itertools
+import hashlib
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -152,7 +152,7 @@ class MockWorlds:
         self.store = SqlStore(model, store_url)
         self.mock = Mock(model, store=self.store, seed=0)
         self._snapshots: dict[int, tuple[Environment, str]] = {}
-        self._ids = itertools.count(1)
+        self._names: set[str] = set()
         scheme = model.conventions.auth.scheme
         self.auth = SERVICE_USER if scheme == "basic" else None
         self.headers: dict[str, str] = {}
@@ -181,7 +181,15 @@ class MockWorlds:
         cached = self._snapshots.get(id(environment))
         if cached is not None and cached[0] is environment:
             return cached[1]
-        name = f"episode-{next(self._ids)}"
+        # Named by content, not by load order: minted ids derive from the base snapshot's name,
+        # so an episode mints the same ids whichever episodes this mock loaded before (alone,
+        # on a thread or on a Ray actor), and never those of the world it was built in, whose
+        # records its initial world may hold.
+        content = orjson.dumps(environment.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+        name = f"episode-{hashlib.sha256(content).hexdigest()[:32]}"
+        if name in self._names:
+            self._snapshots[id(environment)] = (environment, name)
+            return name
         triples: list[tuple[str, str, Record]] = []
         sequences: dict[str, int] = {}
         for resource_name, records in environment.initial_world.items():
@@ -197,6 +205,7 @@ class MockWorlds:
             sequences.update(_sequences(resource, rows))
         snapshot = self.store.load_base(prepared(self.model, triples), name, sequences=sequences)
         self._snapshots[id(environment)] = (environment, snapshot)
+        self._names.add(snapshot)
         return snapshot
 
     def open(self, environment: Environment) -> MockWorld:
