@@ -24,6 +24,7 @@ from myna.schemas.model import (
     Resource,
     ServiceModel,
     StateMachine,
+    View,
 )
 
 Validator: TypeAlias = SchemaCheck
@@ -81,6 +82,16 @@ class OperationContract:
     id_param: str | None
     scope_param: str | None  # a nested collection's parent id (`Operation.scope`)
     replayed: bool  # answered from the recorded answers: no resource the mock could serve
+    view: Viewed | None = None  # answers in another resource's shape (`Mock._addressed`)
+
+
+@dataclass(frozen=True, slots=True)
+class Viewed:
+    """An operation of one resource called at another's path: its record is answered as that
+    other resource's view of it (`Resource.views`), in that resource's envelope."""
+
+    view: View
+    envelope: Envelope
 
 
 def compile_model(

@@ -27,7 +27,7 @@ from myna.mocks import behaviour, ids
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.auth import DEFAULT_WORLD as DEFAULT_WORLD  # where callers import it from
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
-from myna.mocks.contract import OperationContract, ResourceContract, compile_model
+from myna.mocks.contract import OperationContract, ResourceContract, Viewed, compile_model
 from myna.mocks.dialects import DIALECTS, Dialect, QuerySyntaxError
 from myna.mocks.extensions import (
     PageCall,
@@ -65,6 +65,7 @@ from myna.mocks.validation import (
 from myna.schemas.answers import path_param
 from myna.schemas.model import Effect, IdFormat, Reference, ServiceModel
 from myna.schemas.scopes import with_nested_value
+from myna.schemas.views import project
 
 WORLD_HEADER = "x-myna-world"
 ADMIN_PREFIX = "/_myna/admin"
@@ -125,11 +126,7 @@ class Mock:
         self.operations = operations
         # Each resource's operation of each kind, for a path that addresses another
         # resource's record (`Resource.also`).
-        self._by_kind: dict[tuple[str, str], OperationContract] = {}
-        for contract in operations:
-            if contract.resource is not None and contract.id_param is not None:
-                key = (contract.resource.resource.name, contract.operation.kind)
-                self._by_kind.setdefault(key, contract)
+        self._by_kind = _addressing(self.resources, operations)
         # Each resource's fields with a default, in field order (every create fills them in).
         # A caller stamp's default is only its fallback (`_fill_server_fields`).
         self._defaults: dict[str, tuple[tuple[str, Any], ...]] = {
@@ -362,11 +359,14 @@ class Mock:
         resource = contract.resource
         if resource is None or not resource.resource.also or contract.id_param is None:
             return contract, params
+        if contract.operation.kind not in _ADDRESSED_KINDS:
+            return contract, params
         record_id = params.get(contract.id_param, "")
-        if tx.get(resource.resource.name, record_id) is not None:
+        name = resource.resource.name
+        if tx.get(name, record_id) is not None:
             return contract, params
         for other in resource.resource.also:
-            same = self._by_kind.get((other, contract.operation.kind))
+            same = self._by_kind.get((name, other, contract.operation.kind))
             if same is not None and same.id_param and tx.get(other, record_id) is not None:
                 return same, {**params, same.id_param: record_id}
         return contract, params
@@ -861,7 +861,10 @@ class Mock:
             rendered = self.extensions.render(
                 RenderCall(self, resource, record, rendered, request, fields, tx)
             )
-        payload = wrap_item(rendered, resource.envelope)
+        if contract.view is not None:
+            payload = wrap_item(project(contract.view.view, rendered), contract.view.envelope)
+        else:
+            payload = wrap_item(rendered, resource.envelope)
         headers: Pairs = [_JSON]
         if contract.operation.kind == "create" and resource.resource.item_path:
             renderer = self.renderers[resource.resource.name]
@@ -1120,6 +1123,36 @@ class _ListParameters:
         return cls(
             (*_SORT_PARAMS, *dialect.sort_parameters), (*_FIELDS_PARAMS, *dialect.fields_parameters)
         )
+
+
+_ADDRESSED_KINDS = frozenset({"get", "update", "replace", "delete"})
+"""What a path of one resource may do to another's record it also addresses: the item
+operations. Actions and the rest are the resource's own (a block's children are not a page's
+markdown)."""
+
+
+def _addressing(
+    resources: dict[str, ResourceContract], operations: list[OperationContract]
+) -> dict[tuple[str, str, str], OperationContract]:
+    """For each resource, each resource it also addresses and each item kind, the operation
+    that serves it: the other's own, answering in the view the traces showed, if any."""
+    own: dict[tuple[str, str], OperationContract] = {}
+    for contract in operations:
+        if contract.resource is not None and contract.id_param is not None:
+            own.setdefault((contract.resource.resource.name, contract.operation.kind), contract)
+    found: dict[tuple[str, str, str], OperationContract] = {}
+    for name, resource in resources.items():
+        views = {view.source: view for view in resource.resource.views}
+        for other in resource.resource.also:
+            for kind in _ADDRESSED_KINDS:
+                served = own.get((other, kind))
+                if served is None:
+                    continue
+                view = views.get(other)
+                if view is not None:
+                    served = replace(served, view=Viewed(view, resource.envelope))
+                found[(name, other, kind)] = served
+    return found
 
 
 def _no_world(world: str) -> Rejection:

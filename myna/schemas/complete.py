@@ -99,7 +99,8 @@ def missing_operations(
 ) -> Iterator[Operation]:
     """The operations a resource lacks, as the service's habits say they would look."""
     own = {op.kind for op in operations if op.resource == resource.name}
-    if resource.collection_path is None or not own:
+    if not resource.collection_path or not own:
+        # A record at the root (`/{id}`) has no collection path to create it at.
         return
     item_path = item_path_of(resource)
     if "create" not in own and not _has_parameters_only(resource.collection_path):

@@ -76,7 +76,8 @@ def envelope_key(
 ) -> EnvelopeKey:
     """How one response body wraps its records."""
     if key is None:
-        return ("bare", None, None, None, None, None, False)
+        # A bare list and a bare record look alike here; `envelope_from` tells them apart.
+        return ("bare list" if many else "bare", None, None, None, None, None, False)
     assert isinstance(body, dict)
     present = body.keys() & _ENVELOPE_KEYS
     total = next((name for name in TOTAL_KEYS if name in present), None) if present else None
@@ -100,8 +101,13 @@ def envelope_from(envelopes: Mapping[EnvelopeKey, Tally]) -> Envelope:
         return Envelope()
     ranked = sorted(envelopes.items(), key=lambda pair: (-pair[1].samples, str(pair[0])))
     (style, item_key, list_key, total, nxt, done, attributes), tally = ranked[0]
-    if style == "bare":
-        return Envelope(style="bare", evidence=tally.evidence())
+    if style.startswith("bare"):
+        # Records answered bare and lists wrapped (`{"object": "list", "results": [...]}`)
+        # is the wrapped style without an item key.
+        lists = [pair for pair in ranked if pair[0][0] == "bare list" or pair[0][2] is not None]
+        if not lists or lists[0][0][0] == "bare list":
+            return Envelope(style="bare", evidence=tally.evidence())
+        (style, item_key, list_key, total, nxt, done, attributes), tally = lists[0]
     merged = Tally()
     for key, other in ranked:
         if key[0] != "wrapped":
@@ -146,6 +152,7 @@ def resource_envelope(
         # The service wraps a record under its kind's name (`{"group": {...}}`), and this
         # resource's lists are `{"tickets": [...]}`: one ticket is `{"ticket": {...}}`.
         own.item_key = singular(str(own.list_key))
+    _complete_paging(own, service)
     computed = {*TOTAL_KEYS, *DONE_KEYS, *(name for name in NEXT_KEYS if extras.get(name))}
     own.extra = {name: value for name, value in sorted(extras.items()) if name not in computed}
     own.request_key = request_key
@@ -154,6 +161,20 @@ def resource_envelope(
     if _same_wrapping(own, service):
         return None
     return own
+
+
+def _complete_paging(own: Envelope, service: Envelope) -> None:
+    """A resource wrapped as the service wraps everything takes the paging keys its own few
+    lists happened not to show (no next link on a short list)."""
+    if (own.style, own.item_key, own.list_key) != (
+        service.style,
+        service.item_key,
+        service.list_key,
+    ):
+        return
+    own.total_key = own.total_key or service.total_key
+    own.next_key = own.next_key or service.next_key
+    own.done_key = own.done_key or service.done_key
 
 
 def _names_its_items(own: Envelope, service: Envelope) -> bool:

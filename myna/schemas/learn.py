@@ -59,6 +59,7 @@ from myna.schemas.model import (
     ResponseSpec,
     ServiceModel,
     ToolDefinition,
+    View,
 )
 from myna.schemas.openapi import component_name
 from myna.schemas.operations import (
@@ -86,7 +87,6 @@ from myna.schemas.records import (
     NOTHING,
     Labels,
     Unwrapped,
-    View,
     as_values,
     id_field,
     of_one_kind,
@@ -96,10 +96,14 @@ from myna.schemas.records import (
     unwrap,
     view_of,
 )
+from myna.schemas.records import (
+    View as AnswerView,
+)
 from myna.schemas.scopes import plain_id, scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
+from myna.schemas.views import learn_view
 from myna.traces.model import Exchange, Session, ToolCall
 from myna.traces.redact import is_redacted, is_secret_key
 
@@ -212,7 +216,7 @@ class Obs:
     unwrapped: Unwrapped = NOTHING
     template: tuple[str, ...] = ()
     op: OpStats | None = None
-    view: View = "values"
+    view: AnswerView = "values"
     """Whether the answer showed its records' values, their labels, or both (`records.view_of`);
     `unwrapped` always holds values, or records whose fields are labels in a labels view."""
     labels: Labels | None = None
@@ -841,6 +845,7 @@ class ServiceLearner:
             fields = self._fields(name, shape, id_name, request_key)
             inputs = self._inputs(name, shape, request_key)
             also = self._also(name)
+            views = self._views(name, also) if also else []
             # Numbered fields (INC0010001) are as unique as the id: the service mints both.
             numbered = [key for key, spec in fields.items() if spec.generator is not None]
             resources[name] = Resource(
@@ -855,6 +860,7 @@ class ServiceLearner:
                 envelope=envelope,
                 inputs=inputs,
                 also=also,
+                views=views,
                 records=of_one_kind(
                     list(self.sightings.get(name, {}).values()),
                     {key: shape.props[key].counts() for key in KIND_KEYS if key in shape.props},
@@ -1063,6 +1069,39 @@ class ServiceLearner:
                 continue
             found.update(resource for resource, ids in others.items() if plain_id(value) in ids)
         return sorted(found)
+
+    def _views(self, name: str, also: list[str]) -> list[View]:
+        """How this resource's item paths answered the records of the resources in `also`,
+        learned from each such answer beside the record's answer just before it."""
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        examples: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {o: [] for o in also}
+        tallies: dict[str, Tally] = {other: Tally() for other in also}
+        for obs in self.observations:
+            op = obs.op
+            records = obs.unwrapped.records
+            if op is None or not records or obs.view == "labels":
+                continue
+            if not 200 <= obs.exchange.status < 300:
+                continue
+            for record in records:
+                kind = record_type(record) or op.resource
+                id_name = self.id_fields.get(kind or "")
+                value = record.get(id_name) if id_name is not None else None
+                if kind is None or value is None or isinstance(value, dict | list):
+                    continue
+                key = plain_id(str(value))
+                if kind == name and op.resource == name and op.kind in _ITEM_KINDS:
+                    for other, found in examples.items():
+                        before = latest.get((other, key))
+                        if before is not None and len(found) < _VIEW_EXAMPLES:
+                            found.append((before, record))
+                            tallies[other].add(obs.session, obs.exchange.id)
+                elif kind in examples:
+                    latest[(kind, key)] = record
+        learned = (
+            learn_view(other, found, tallies[other].evidence()) for other, found in examples.items()
+        )
+        return [view for view in learned if view is not None]
 
     def _inputs(self, name: str, shape: Shape, request_key: str | None) -> dict[str, JsonSchema]:
         """The fields writes sent that no record of the resource ever showed, or sent in
@@ -1536,6 +1575,7 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
     return resource is None or op.kind in ("other", "query")
 
 
+_VIEW_EXAMPLES = 50
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
 
 

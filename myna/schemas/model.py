@@ -163,6 +163,32 @@ class StateMachine(_Model):
     evidence: Evidence = Field(default_factory=Evidence)
 
 
+class ViewField(_Model):
+    """One value of a view: taken from the viewed record, or a constant the service writes."""
+
+    path: list[str] = Field(description="where the value sits in the view, key by key")
+    source: list[str] | None = Field(
+        default=None,
+        description="where it comes from in the viewed record's answer; `*` joins the text "
+        "of every item of a list (a title written in several runs of rich text)",
+    )
+    value: JsonValue = Field(
+        default=None,
+        description="the constant when `source` is None, else the usual value the service "
+        "showed, for a record without the source",
+    )
+
+
+class View(_Model):
+    """How a resource's paths answer a record of another resource they also address, in
+    their own shape (Notion answers a page deleted at /blocks/{id} as a `child_page` block),
+    learned by where each value of the recorded answers came from."""
+
+    source: str = Field(description="the resource whose records are shown this way")
+    fields: list[ViewField] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
 class Resource(_Model):
     """A kind of record the service stores, with its collection and item paths."""
 
@@ -178,12 +204,16 @@ class Resource(_Model):
     envelope: Envelope | None = Field(
         default=None,
         description="how this resource's bodies are wrapped, where it differs from the "
-        "service's (`{\"tickets\": [...]}` beside `{\"agents\": [...]}`)",
+        'service\'s (`{"tickets": [...]}` beside `{"agents": [...]}`)',
     )
     also: list[str] = Field(
         default_factory=list,
         description="other resources whose records this one's item paths also address, as "
         "the traces showed (Notion deletes a page at /blocks/{id}: a page is a block)",
+    )
+    views: list[View] = Field(
+        default_factory=list,
+        description="how this resource's paths render those other resources' records",
     )
     inputs: dict[str, JsonSchema] = Field(
         default_factory=dict,
@@ -289,7 +319,8 @@ class Operation(_Model):
         "names; the list shows only that parent's records and a create belongs to it",
     )
     inferred: Inference | None = Field(
-        default=None, description="set when no exchange showed the operation: completed by "
+        default=None,
+        description="set when no exchange showed the operation: completed by "
         "the convention named here",
     )
     tool: ToolDefinition | None = Field(
@@ -314,12 +345,12 @@ class Envelope(_Model):
         default=False, description="records carry Salesforce-style {'attributes': {type, url}}"
     )
     request_key: str | None = Field(
-        default=None, description="key around the record a write sends (`{\"ticket\": {...}}`)"
+        default=None, description='key around the record a write sends (`{"ticket": {...}}`)'
     )
     extra: dict[str, JsonValue] = Field(
         default_factory=dict,
         description="other keys beside a list, with the value they held "
-        "(`\"object\": \"list\"`); a null value says only the key is always there",
+        '(`"object": "list"`); a null value says only the key is always there',
     )
     evidence: Evidence = Field(default_factory=Evidence)
 

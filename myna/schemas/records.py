@@ -81,7 +81,8 @@ def _list_key(body: dict[str, Any]) -> str | None:
             if found is not None:
                 return None
             found = key
-        elif isinstance(value, dict):
+        elif isinstance(value, dict) and value:
+            # An empty object beside the list is the page's metadata (Notion's `"block": {}`).
             return None
     if found is None or found in GENERIC_LIST_KEYS:
         return found
