@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -659,25 +659,11 @@ class ServiceLearner:
         (a projected list, then a full get); records the traces created are left out, since
         serving them at start would make their creates clash."""
         sightings = self.sightings
-        for obs in self.observations:
-            op = obs.op
-            assert op is not None
-            records = obs.unwrapped.records
-            if (
-                not records
-                or op.kind not in _RECORD_KINDS
-                or obs.view == "labels"
-                or not 200 <= obs.exchange.status < 300
-            ):
+        for obs, op in self._answered():
+            if op.kind not in _RECORD_KINDS:
                 continue
             made = op.kind == "create" or (op.method == "POST" and obs.exchange.status == 201)
-            for record in records:
-                name = record_type(record) or op.resource
-                id_name = self.id_fields.get(name or "")
-                value = record.get(id_name) if id_name is not None else None
-                if name is None or value is None or isinstance(value, dict | list):
-                    continue
-                key = str(value)
+            for name, key, record in self._identified(obs, op):
                 if made:
                     self.made.add((name, key))
                 if (name, key) in self.made:
@@ -691,6 +677,23 @@ class ServiceLearner:
                 for field_name, item in record.items():
                     if field_name != "attributes":
                         known.setdefault(field_name, item)
+
+    def _answered(self) -> Iterator[tuple[Obs, OpStats]]:
+        """The successful answers that showed records' values."""
+        for obs in self.observations:
+            op = obs.op
+            assert op is not None
+            if obs.unwrapped.records and obs.view != "labels" and 200 <= obs.exchange.status < 300:
+                yield obs, op
+
+    def _identified(self, obs: Obs, op: OpStats) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """(resource, id, record) of each record of an answer that carries its id."""
+        for record in obs.unwrapped.records:
+            name = record_type(record) or op.resource
+            id_name = self.id_fields.get(name or "")
+            value = record.get(id_name) if id_name is not None else None
+            if name is not None and value is not None and not isinstance(value, dict | list):
+                yield name, str(value), record
 
     def _take_receipt(self, obs: Obs, op: OpStats) -> None:
         """A create answered with only the id it made: an id of the operation's resource, and
@@ -1076,20 +1079,9 @@ class ServiceLearner:
         latest: dict[tuple[str, str], dict[str, Any]] = {}
         examples: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {o: [] for o in also}
         tallies: dict[str, Tally] = {other: Tally() for other in also}
-        for obs in self.observations:
-            op = obs.op
-            records = obs.unwrapped.records
-            if op is None or not records or obs.view == "labels":
-                continue
-            if not 200 <= obs.exchange.status < 300:
-                continue
-            for record in records:
-                kind = record_type(record) or op.resource
-                id_name = self.id_fields.get(kind or "")
-                value = record.get(id_name) if id_name is not None else None
-                if kind is None or value is None or isinstance(value, dict | list):
-                    continue
-                key = plain_id(str(value))
+        for obs, op in self._answered():
+            for kind, value, record in self._identified(obs, op):
+                key = plain_id(value)
                 if kind == name and op.resource == name and op.kind in _ITEM_KINDS:
                     for other, found in examples.items():
                         before = latest.get((other, key))
