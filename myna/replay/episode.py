@@ -150,7 +150,8 @@ class TextCheck(_Check):
     `min_mentions` groups (default: every group) must each have one alternative in the text,
     word by word and ignoring word endings. `min_words` counts informative words: not function
     words, not the filler of a low-effort note ("done", "fixed as requested"). Text that mostly
-    repeats `not_copy_of` (the instruction) fails.
+    repeats `not_copy_of` (the instruction) fails, and so does text naming any alternative of an
+    `excludes` group (a cause the evidence rules out: a note naming every candidate names none).
     """
 
     kind: Literal["text"] = "text"
@@ -162,6 +163,7 @@ class TextCheck(_Check):
     min_mentions: int | None = Field(default=None, ge=0)
     min_words: int = Field(default=3, ge=0)
     not_copy_of: str = ""
+    excludes: list[list[str]] = Field(default_factory=list)
 
 
 class TextSource(_Model):

@@ -108,6 +108,7 @@ def substance_problems(
     min_mentions: int | None = None,
     min_words: int = 3,
     not_copy_of: str = "",
+    excludes: Sequence[Sequence[str]] = (),
 ) -> Iterator[str]:
     """Why `text` is not a note of substance; nothing when it is."""
     if not text.strip():
@@ -123,6 +124,9 @@ def substance_problems(
         yield f"it names {len(mentions_of) - len(missing)} of the {needed} things it must: {shown}"
     if not_copy_of and repeats(text, not_copy_of):
         yield "it repeats the instruction"
+    wrong = [term for group in excludes for term in group if mentions(text, term)]
+    if wrong:
+        yield f"it names what it must not: {', '.join(repr(term) for term in wrong)}"
 
 
 def repeats(text: str, source: str) -> bool:

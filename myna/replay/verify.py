@@ -407,6 +407,7 @@ def _text(check: TextCheck, outcome: Outcome) -> Findings:
                 min_mentions=check.min_mentions,
                 min_words=check.min_words,
                 not_copy_of=check.not_copy_of,
+                excludes=check.excludes,
             )
         )
         for record_id, record in selected

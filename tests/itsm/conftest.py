@@ -5,6 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from myna.itsm.bench import default_data, itsm_model
+from myna.itsm.importers import IncidentHistory, import_history
+from myna.schemas.model import ServiceModel
+
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "datasets"
 
 UCI_HEADER = (
@@ -90,3 +94,15 @@ def write_csv(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def model() -> ServiceModel:
+    """The built-in ITSM model, loaded once."""
+    return itsm_model()
+
+
+@pytest.fixture(scope="session")
+def history() -> IncidentHistory:
+    """The shipped synthetic history."""
+    return import_history(default_data())[0]

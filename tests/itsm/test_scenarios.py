@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from myna.itsm.bench import default_data, itsm_model
 from myna.itsm.importers import (
     Group,
     Incident,
@@ -16,7 +15,6 @@ from myna.itsm.importers import (
     IncidentState,
     Reassignment,
     Reopening,
-    import_history,
     stable_sys_id,
 )
 from myna.itsm.scenarios import KINDS, Generation, adapt, generate, tier_of
@@ -25,16 +23,6 @@ from myna.replay.episode import FieldEquals, HttpStep
 from myna.replay.mock_world import runner_for
 from myna.replay.run import run_steps
 from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
-
-
-@pytest.fixture(scope="module")
-def model() -> ServiceModel:
-    return itsm_model()
-
-
-@pytest.fixture(scope="module")
-def history() -> IncidentHistory:
-    return import_history(default_data())[0]
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,15 @@
 """The strongest rung of the solver ladder: a rule script written against the scenario text only.
 
 Where the heuristic baseline copies what an instruction spells out, this solver also does what
-it asks for: it searches the world (precedents of a symptom, an earlier incident about the same
-issue, a group's breached incidents, a configuration item by name), reads the records it finds,
-and writes notes that say what it did. It knows each instruction's wording, never the scenario
-generator's rules, so what it misses is what the wording leaves to judgement: which of several
-earlier look-alikes an incident duplicates, how the desk triaged a symptom when the precedents
-in the world disagree. That is what makes its pass rate fall with the tiers.
+it asks for: it searches the world (precedents of a symptom, a group's breached incidents, a
+configuration item by name, an incident's work notes, the knowledge base), reads the records it
+finds, and writes notes that say what it did. It knows each instruction's wording, never the
+scenario generator's rules or its phrasings, and reads free text the way a script can: a quoted
+value, a listed close code, an incident number, a set phrase ("waiting on the caller"), the
+sentence that says "because", the article sharing most words with the reports. What it misses
+is what a note says only in words (a close code as what was done, an earlier report by who
+raised it and when, a caller asked to wait, a cause matched to a symptom): the higher tiers,
+which is what makes its pass rate fall with them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from myna.replay.audit import AgentWorld, Task
 _NUMBER: Final = re.compile(r"\bINC\d{7}\b")
 _QUOTED: Final = re.compile(r'"([^"]+)"')
 _LEVELS: Final = re.compile(r"impact (\d) - \w+ and its urgency (\d)")
+_CAUSAL: Final = re.compile(r"\b(?:cause|caused|because|due to)\b", re.IGNORECASE)
+_WAITING: Final = re.compile(r"\bwaiting (?:on|for) the caller\b", re.IGNORECASE)
 _OPEN: Final = ("1", "2", "3")
 _DONE: Final = ("6", "7")
 LIMIT: Final = {"sysparm_limit": "1000"}
@@ -58,6 +63,15 @@ class _Desk:
             if value_of(r.get("short_description")) == symptom
             or value_of(r.get("short_description")).startswith(f"{symptom} (")
         ]
+
+    def notes(self, record: dict[str, Any]) -> list[str]:
+        """The record's work notes, newest first."""
+        query = f"element_id={value_of(record.get('sys_id'))}^element=work_notes"
+        found = records(
+            self.world.tool("list_sys_journal_field", {"sysparm_query": query, **LIMIT})
+        )
+        found.sort(key=lambda r: value_of(r.get("sys_created_on")), reverse=True)
+        return [value_of(r.get("value")) for r in found]
 
     def group_id(self, name: str) -> str:
         group = self.one("list_sys_user_group", f"name={name}")
@@ -103,16 +117,29 @@ def _reassign(desk: _Desk, found: re.Match[str]) -> str | None:
 
 
 def _resolve(desk: _Desk, found: re.Match[str]) -> str | None:
+    """The close code the latest work note names: quoted, or one of the listed codes."""
     target = desk.incident(found["number"])
     if target is None:
         return None
+    codes = [code.strip() for code in found["codes"].split(",")]
+    notes = desk.notes(target)
+    code = _named_code(notes[0] if notes else "", codes) or codes[0]
     about = value_of(target.get("short_description")) or "the reported fault"
-    notes = (
-        f"Investigated {about}; closed as {found['code'].lower()} after confirming with the "
+    close = (
+        f"Investigated {about}; closed as {code.lower()} after confirming with the "
         "caller that service is restored."
     )
-    desk.update(target, state="6", close_code=found["code"], close_notes=notes)
+    desk.update(target, state="6", close_code=code, close_notes=close)
     return None
+
+
+def _named_code(note: str, codes: list[str]) -> str | None:
+    quoted: list[str] = [q for q in _QUOTED.findall(note) if q in codes]
+    if quoted:
+        return quoted[0]
+    lowered = note.casefold()
+    named = [c for c in codes if re.search(rf"\b{re.escape(c.casefold())}\b", lowered)]
+    return max(named, key=len) if named else None
 
 
 def _reopen(desk: _Desk, found: re.Match[str]) -> str | None:
@@ -139,31 +166,33 @@ def _hold(desk: _Desk, found: re.Match[str]) -> str | None:
 
 
 def _sla(desk: _Desk, found: re.Match[str]) -> str | None:
+    """The group's open breached incidents, but those a note says wait on their caller."""
     group = desk.group_id(found["group"])
     for record in desk.incidents(f"assignment_group={group}^made_sla=false"):
-        if value_of(record.get("state")) in _OPEN:
+        waiting = any(_WAITING.search(note) for note in desk.notes(record))
+        if value_of(record.get("state")) in _OPEN and not waiting:
             note = "SLA breached: urgency raised to High so the group takes it first."
             desk.update(record, urgency="1", work_notes=note)
     return None
 
 
 def _duplicate(desk: _Desk, found: re.Match[str]) -> str | None:
-    """The latest earlier incident on the same symptom and the same item (or caller)."""
+    """The incident the work notes name by number, else the caller's latest earlier one."""
     target = desk.incident(found["number"])
     if target is None:
         return None
-    symptom = value_of(target.get("short_description")).split(" (", 1)[0]
-    anchor = "cmdb_ci" if "same configuration item" in desk.text else "caller_id"
-    opened = value_of(target.get("opened_at"))
-    earlier = [
-        r
-        for r in desk.same_symptom(symptom, found["number"])
-        if value_of(r.get("opened_at")) < opened
-        and value_of(r.get(anchor)) == value_of(target.get(anchor))
-    ]
-    if not symptom or not earlier:
+    named = [n for note in desk.notes(target) for n in _NUMBER.findall(note)]
+    original = desk.incident(named[0]) if named else None
+    if original is None:
+        caller, opened = value_of(target.get("caller_id")), value_of(target.get("opened_at"))
+        earlier = [
+            r
+            for r in desk.incidents(f"caller_id={caller}^number!={found['number']}")
+            if value_of(r.get("opened_at")) < opened
+        ]
+        original = max(earlier, key=lambda r: value_of(r.get("opened_at")), default=None)
+    if original is None:
         return None
-    original = max(earlier, key=lambda r: value_of(r.get("opened_at")))
     number = value_of(original.get("number"))
     desk.update(
         target,
@@ -176,12 +205,29 @@ def _duplicate(desk: _Desk, found: re.Match[str]) -> str | None:
 
 
 def _problem(desk: _Desk, found: re.Match[str]) -> str | None:
+    """A problem naming the incidents and the cause of the item's published article that
+    shares the most words with what the incidents report: its sentences that say "cause",
+    "because" or "due to", else the article itself."""
     item = desk.item_id(found["item"])
     numbers = _NUMBER.findall(desk.text)
+    reported = set()
+    for number in numbers:
+        incident = desk.incident(number)
+        if incident is not None:
+            text = f"{value_of(incident.get('short_description'))} {incident.get('description')}"
+            reported |= set(re.findall(r"[a-z]+", text.casefold()))
+    query = f"textLIKE{found['item']}^workflow_state=published"
+    articles = records(desk.world.tool("list_kb_knowledge", {"sysparm_query": query, **LIMIT}))
+    best = max(
+        (value_of(a.get("text")) for a in articles),
+        key=lambda text: len(reported & set(re.findall(r"[a-z]+", text.casefold()))),
+        default="",
+    )
+    sentences = [s for s in re.split(r"(?<=\.)\s+", best) if _CAUSAL.search(s)]
     body = {
         "short_description": f"Recurring incidents on {found['item']}",
-        "description": f"Incidents {', '.join(numbers)} all hit {found['item']}; investigating "
-        "a common root cause.",
+        "description": f"Incidents {', '.join(numbers)} all hit {found['item']}. "
+        + (" ".join(sentences) or best),
         "cmdb_ci": item,
     }
     desk.world.tool("create_problem", body)
@@ -230,13 +276,13 @@ RULES: Final[tuple[tuple[re.Pattern[str], Handler], ...]] = (
     (re.compile(r'incident (?P<number>INC\d+) was logged: "(?P<symptom>[^"]+)"'), _triage),
     (re.compile(r"(?P<number>INC\d+) sits with .+ Reassign it to (?P<group>.+)\.$"), _reassign),
     (
-        re.compile(r'^Resolve incident (?P<number>INC\d+) with the close code "(?P<code>[^"]+)"'),
+        re.compile(r"^Resolve incident (?P<number>INC\d+)\. .+\(one of (?P<codes>[^)]+)\)"),
         _resolve,
     ),
     (re.compile(r"caller of incident (?P<number>INC\d+) reports that the issue is back"), _reopen),
     (re.compile(r"^Put incident (?P<number>INC\d+) on hold: (?P<reason>[^.]+)\."), _hold),
     (re.compile(r"open incident assigned to (?P<group>.+?) that has breached"), _sla),
-    (re.compile(r"^Incident (?P<number>INC\d+) duplicates an earlier incident"), _duplicate),
+    (re.compile(r"^Incident (?P<number>INC\d+) repeats an issue"), _duplicate),
     (re.compile(r"concern the configuration item (?P<item>.+?)\. Open a problem"), _problem),
     (re.compile(r"(?P<number>INC\d+) needs a change .+ item (?P<item>.+?), with the"), _change),
     (re.compile(r"^Which group is incident (?P<number>INC\d+) assigned to"), _owner),

@@ -6,6 +6,12 @@ small world as it stood before the work (the target incident still open, look-al
 around it), an instruction, a verifier and a reference solution. The verifier always carries a
 `no_collateral` guard (only the needed records and fields may change) and a `policy`, so mass
 updates, deletions and admin calls fail the audit's probes.
+
+Tiers 2 and 3 turn on free text (`prose`): a resolve scenario's close code is in the incident's
+latest work note, a duplicate's original in the repeat report's note, which breached incidents
+wait on their caller in the desk's notes, a recurring fault's cause in the one knowledge article
+whose symptom matches what the callers report. Each fact is written in one of several wordings,
+some a pattern finds and some only reading does; the ground truth stays the history's.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Final, Literal
 
 from myna.itsm.importers.model import Incident, IncidentHistory
 from myna.itsm.importers.values import HoldReason, IncidentState
+from myna.itsm.scenarios import prose
 from myna.itsm.scenarios.balance import balanced
 from myna.itsm.scenarios.world import Record, SeededData
 from myna.replay.episode import (
@@ -208,6 +215,10 @@ class _World:
         self.incidents[incident.sys_id] = shaped
         return shaped
 
+    def put(self, table: str, record: Record) -> None:
+        """A record the scenario writes into the world (a work note, a knowledge article)."""
+        self.extra.setdefault(table, {})[str(record["sys_id"])] = record
+
     def include(self, table: str, sys_id: str) -> bool:
         record = self.source.data.record(table, sys_id)
         if record is None:
@@ -255,6 +266,8 @@ TOOLS: Final = (
     "list_problem",
     "create_change_request",
     "list_change_request",
+    "list_sys_journal_field",
+    "list_kb_knowledge",
 )
 
 
@@ -510,21 +523,62 @@ def reassign(source: Source) -> Iterator[Scenario]:
         )
 
 
+def _codes(source: Source) -> dict[str, int]:
+    """The close codes a resolve scenario may turn on, each with how many scenarios it may
+    have: the codes the history uses often enough that every one of them gets the same number
+    (the most scenarios in all), so a code guessed without reading the note is right by
+    chance over the codes listed, no more."""
+    found = Counter(
+        i.resolution.code
+        for i in source.history.incidents
+        if i.resolution is not None and i.resolution.code and not i.active
+    )
+    # At least six codes to choose from (or all the history has): a short list is a guess.
+    least = min(6, len(found))
+    best = max(
+        (
+            c
+            for c in range(1, max(found.values(), default=1) + 1)
+            if sum(n >= c for n in found.values()) >= least
+        ),
+        key=lambda c: (c * sum(n >= c for n in found.values()), c),
+        default=1,
+    )
+    return {code: best for code, n in sorted(found.items()) if n >= best}
+
+
+def _desk_name(source: Source, sys_id: str | None) -> str:
+    user = source.history.users.get(sys_id or "")
+    return user.user_name if user is not None and user.user_name else "service.desk"
+
+
 @_kind("resolve")
 def resolve(source: Source) -> Iterator[Scenario]:
+    """The close code is stated only in the incident's latest work note, in words or quoted."""
     pool = _open_pool(source)
+    room = _codes(source)
+    codes = sorted(room, key=lambda c: (len(c), c))
     for incident in source.history.incidents:
         resolution = incident.resolution
-        if resolution is None or resolution.code is None or incident.active:
+        if resolution is None or room.get(resolution.code or "", 0) <= 0 or incident.active:
             continue
         world = _World(source, "resolve", incident.number)
-        if world.add(incident, **OPEN_RESET) is None:
+        if resolution.code is None or world.add(incident, **OPEN_RESET) is None:
             continue
-        _distractors(source, world, source.rng("resolve", incident.number), {incident.sys_id}, pool)
+        room[resolution.code] -= 1
+        rng = source.rng("resolve", incident.number)
+        _distractors(source, world, rng, {incident.sys_id}, pool)
+        said = prose.close_code_note(resolution.code, rng)
+        at = resolution.resolved_at or incident.opened_at
+        by = _desk_name(source, resolution.resolved_by or incident.assigned_to)
+        world.put(
+            JOURNAL, prose.journal(f"resolve:{incident.number}", incident.sys_id, said, at, by)
+        )
         notes = resolution.notes or _resolution_note(resolution.code, _subject(source, incident))
         instruction = (
-            f'Resolve incident {incident.number} with the close code "{resolution.code}" and '
-            "close notes saying what was done."
+            f"Resolve incident {incident.number}. Its latest work note says how it was "
+            "settled: set the close code that matches it (one of "
+            f"{', '.join(codes)}) and write close notes saying what was done."
         )
         where = {"number": incident.number}
         checks: list[Check] = [
@@ -699,6 +753,9 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
             if not breached or len(breached) == len(chunk):
                 continue
             key = f"{chunk[0].number}-{part}"
+            escalate = [i for i in breached if not awaits_caller(i)]
+            if not escalate:
+                continue
             world = _World(source, "sla_escalation", key)
             # Other groups' open breached incidents: the group clause must do its work.
             elsewhere = [i for i in all_breached if i.assignment_group != group]
@@ -709,16 +766,18 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                 # A breached incident stood below High urgency before its escalation.
                 held = "2" if incident.made_sla is False and incident.urgency == 1 else None
                 world.add(incident, **OPEN_RESET, **({"urgency": held} if held else {}))
+                _desk_note(source, world, incident, rng)
             name = source.group_name(group)
             instruction = (
                 f"Find every open incident assigned to {name} that has breached its SLA "
                 "(made_sla is false) and escalate it: set its urgency to 1 - High and add a work "
-                "note saying it breached its SLA. Leave the others alone."
+                "note saying it breached its SLA. Skip those whose work notes show we are "
+                "waiting on the caller. Leave the others alone."
             )
             checks: list[Check] = []
             steps: list[Step] = []
             allowed = []
-            for incident in breached:
+            for incident in escalate:
                 where = {"number": incident.number}
                 checks.append(
                     FieldEquals(
@@ -739,8 +798,26 @@ def sla_escalation(source: Source) -> Iterator[Scenario]:
                 }
                 steps.append(_patch(incident.sys_id, body))
                 allowed.append(_only(incident.sys_id, ["urgency", "work_notes", "impact"]))
-            checks += _guards(source, allowed, [i.sys_id for i in breached])
+            checks += _guards(source, allowed, [i.sys_id for i in escalate])
             yield _episode(source, "sla_escalation", key, instruction, world, checks, steps)
+
+
+def awaits_caller(incident: Incident) -> bool:
+    """Whether the desk ever put the incident on hold waiting for its caller."""
+    return any(
+        c.state == IncidentState.ON_HOLD and c.hold_reason == HoldReason.AWAITING_CALLER
+        for c in incident.state_changes
+    )
+
+
+def _desk_note(source: Source, world: _World, incident: Incident, rng: random.Random) -> None:
+    """The note the desk left on a group's incident: waiting on its caller, in one of several
+    wordings, or any other news (some in the same words)."""
+    notes = prose.AWAITING_CALLER if awaits_caller(incident) else prose.OTHER_NOTES
+    at = incident.updated_at or incident.opened_at
+    by = _desk_name(source, incident.assigned_to)
+    entry = prose.journal(f"desk:{incident.number}", incident.sys_id, rng.choice(notes), at, by)
+    world.put(JOURNAL, entry)
 
 
 @_kind("duplicate")
@@ -759,17 +836,26 @@ def duplicate(source: Source) -> Iterator[Scenario]:
         if original is None or code != "Duplicate":
             continue
         world = _World(source, "duplicate", incident.number)
-        if world.add(incident, **OPEN_RESET) is None or world.add(original) is None:
+        # The repeat report names neither the item nor the symptom: only its work note says
+        # which incident it repeats.
+        blank = {"cmdb_ci": "", "short_description": "Caller reports a problem again"}
+        if world.add(incident, **OPEN_RESET, **blank) is None or world.add(original) is None:
             continue
         rng = source.rng("duplicate", incident.number)
         _distractors(source, world, rng, {incident.sys_id, original.sys_id}, pool)
-        same = "on the same configuration item" if incident.cmdb_ci else "from the same caller"
+        _same_caller(source, world, rng, original)
+        note = _repeat_note(source, world, original, rng)
+        by = _desk_name(source, incident.opened_by)
+        entry = prose.journal(
+            f"duplicate:{incident.number}", incident.sys_id, note, incident.opened_at, by
+        )
+        world.put(JOURNAL, entry)
         instruction = (
-            f"Incident {incident.number} duplicates an earlier incident about the same issue "
-            f"{same}. Find the original (the latest such incident opened before it), then "
-            f"resolve {incident.number} with the close code "
-            '"Duplicate", close notes naming the original, and its parent incident set to the '
-            "original."
+            f"Incident {incident.number} repeats an issue that was already reported; a work "
+            "note on it says which incident it repeats. Resolve "
+            f"{incident.number} as a duplicate of that incident: close code "
+            '"Duplicate", close notes naming the original\'s number, and its parent incident set '
+            "to the original."
         )
         where = {"number": incident.number}
         checks: list[Check] = [
@@ -812,6 +898,31 @@ def duplicate(source: Source) -> Iterator[Scenario]:
         )
 
 
+def _same_caller(source: Source, world: _World, rng: random.Random, original: Incident) -> None:
+    """Other incidents of the original's caller: "the caller's latest incident" is no answer."""
+    theirs = [
+        i
+        for i in source.history.incidents
+        if i.caller == original.caller and i.sys_id not in world.incidents
+    ]
+    for other in rng.sample(theirs, min(2, len(theirs))):
+        world.add(other)
+
+
+def _repeat_note(source: Source, world: _World, original: Incident, rng: random.Random) -> str:
+    """The note naming the original: by number, or by its caller and the minute it was opened
+    when no other incident in the world shares both."""
+    user = source.history.users.get(original.caller or "")
+    twins = [
+        r
+        for r in world.incidents.values()
+        if r.get("caller_id") == original.caller
+        and str(r.get("opened_at"))[:16] == f"{original.opened_at:%Y-%m-%d %H:%M}"
+    ]
+    caller = user.name if user is not None and len(twins) == 1 else None
+    return prose.earlier_report(original.number, caller, original.opened_at, rng)
+
+
 def _one_created(table: str, where: dict[str, str]) -> AllowedChange:
     """One record of `table` may be created, and only the one `where` selects."""
     return AllowedChange(resource=table, kinds=["created"], where=where, max_count=1)
@@ -836,17 +947,23 @@ def problem(source: Source) -> Iterator[Scenario]:
             if len(chunk) < 2:
                 continue
             world = _World(source, "problem", f"{ci}-{part}")
+            name = str(item["name"])
+            kb = _articles(source, world, ci, name, chunk[0])
+            rng = source.rng("problem", f"{ci}-{part}")
+            # The callers say what they saw, never what caused it: matching their words to the
+            # right one of the item's articles is the reading this kind asks for.
             for incident in chunk:
-                world.add(incident, **OPEN_RESET)
+                report = rng.choice(kb.cause.reports).format(item=name)
+                world.add(incident, **OPEN_RESET, description=report)
             numbers = [i.number for i in chunk]
             others = [i for i in source.history.incidents if i.cmdb_ci and i.cmdb_ci != ci]
-            rng = source.rng("problem", f"{ci}-{part}")
             for other in rng.sample(others, min(2, len(others))):
                 world.add(other, **OPEN_RESET)
             instruction = (
-                f"Incidents {', '.join(numbers)} all concern the configuration item "
-                f"{item['name']}. Open a problem for that item whose description lists these "
-                "incident numbers."
+                f"Incidents {', '.join(numbers)} all concern the configuration item {name}. "
+                "Open a problem for that item whose description lists these incident numbers "
+                "and states, in your own words, the cause given by the current knowledge "
+                "article that matches what these callers report (and no other cause)."
             )
             where = {"cmdb_ci": ci}
             checks: list[Check] = [
@@ -859,18 +976,56 @@ def problem(source: Source) -> Iterator[Scenario]:
                     mentions=[[number] for number in numbers],
                     not_copy_of=instruction,
                 ),
+                TextCheck(
+                    name="names_cause",
+                    resource="problem",
+                    where=where,
+                    field="description",
+                    mentions=[list(kb.cause.words)],
+                    not_copy_of=kb.text,
+                    excludes=[list(c.words) for c in kb.ruled_out],
+                ),
             ]
             checks += _guards(source, [_one_created("problem", where)])
             body = {
                 "short_description": f"Recurring incidents on {item['name']}",
                 "description": f"Incidents {', '.join(numbers)} all hit configuration item "
-                f"{item['name']}; investigating a common root cause.",
+                f"{name}; the knowledge base traces them to the {kb.cause.words[0]}. "
+                "Investigating a permanent fix.",
                 "cmdb_ci": ci,
             }
             steps: list[Step] = [HttpStep(method="POST", path=f"{TABLE}/problem", body=body)]
             yield _episode(
                 source, "problem", f"{chunk[0].number}-{part}", instruction, world, checks, steps
             )
+
+
+@dataclass(frozen=True, slots=True)
+class _Knowledge:
+    """What a problem scenario's articles say: the cause of the incidents' fault (with the text
+    of its article) and the causes the other articles on the item give."""
+
+    cause: prose.Cause
+    text: str
+    ruled_out: tuple[prose.Cause, ...]
+
+
+def _articles(source: Source, world: _World, ci: str, name: str, first: Incident) -> _Knowledge:
+    """The knowledge articles a problem scenario reads: two current ones on the item (the
+    incidents' fault and another), a retired one on the item with a third cause, and a current
+    one on another item."""
+    rng = source.rng("problem:kb", ci)
+    cause, rival, retired, elsewhere = rng.sample(prose.CAUSES, 4)
+    at = first.opened_at
+    current = prose.article(f"{ci}:current", name, cause, rng, at)
+    world.put("kb_knowledge", current)
+    world.put("kb_knowledge", prose.article(f"{ci}:rival", name, rival, rng, at))
+    world.put("kb_knowledge", prose.article(f"{ci}:retired", name, retired, rng, at, current=False))
+    others = sorted(c for c in source.data.tables.get("cmdb_ci", {}) if c != ci)
+    if others:
+        other = str(source.data.tables["cmdb_ci"][rng.choice(others)]["name"])
+        world.put("kb_knowledge", prose.article(f"{ci}:other", other, elsewhere, rng, at))
+    return _Knowledge(cause, current["text"], (rival, retired))
 
 
 @_kind("change")

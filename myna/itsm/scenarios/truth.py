@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from myna.itsm.importers.model import Incident, IncidentHistory
 from myna.itsm.importers.values import IncidentState
-from myna.itsm.scenarios.kinds import Scenario, symptom_key
+from myna.itsm.scenarios.kinds import Scenario, awaits_caller, symptom_key
 from myna.replay.episode import AnswerStep, Episode, HttpStep
 from myna.replay.verify import normalise, scalar
 
@@ -147,7 +147,8 @@ def _duplicate(index: _Index, episode: Episode) -> Expected | None:
 
 
 def _sla_escalation(index: _Index, episode: Episode) -> Expected | None:
-    """High urgency on each open incident of the named group in the world that missed its SLA."""
+    """High urgency on each open incident of the named group in the world that missed its SLA,
+    but those the desk waited on their caller for."""
     names = {group.name: sys_id for sys_id, group in index.history.groups.items()}
     text = episode.problem.instruction
     group = next((sys_id for name, sys_id in names.items() if f" {name} " in text), None)
@@ -164,7 +165,10 @@ def _sla_escalation(index: _Index, episode: Episode) -> Expected | None:
     breached = {
         i.sys_id: {"urgency": "1"}
         for i in incidents
-        if i is not None and i.assignment_group == group and i.made_sla is False
+        if i is not None
+        and i.assignment_group == group
+        and i.made_sla is False
+        and not awaits_caller(i)
     }
     return Expected(breached)
 
