@@ -33,6 +33,7 @@ from myna.mocks.runtime import DEFAULT_WORLD
 from myna.traces.model import Body
 
 DATA = "/services/data/v59.0"
+CSV = "text/csv"
 TOKEN = "crm-differential"
 ADMIN = "admin@example-crm.com"  # the org's first System Administrator, whom both act as
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+0000")
@@ -118,6 +119,10 @@ def _normal(value: Any) -> Any:
     return value
 
 
+def _type(headers: list[tuple[str, str]]) -> str:
+    return next((value for key, value in headers if key.lower() == "content-type"), "")
+
+
 class Pair:
     """The reference org and a served world, in the same state."""
 
@@ -138,14 +143,25 @@ class Pair:
         body: Any = None,
         params: dict[str, str] | None = None,
     ) -> tuple[tuple[int, Any], tuple[int, Any]]:
-        """One call to each: (status, body) of the reference org, then of the served mock."""
-        sent = Body() if body is None else Body("json", body, JSON_TYPE)
+        """One call to each: (status, body) of the reference org, then of the served mock. A
+        string body goes as CSV (a bulk upload); a CSV answer comes back as its text."""
+        media = CSV if isinstance(body, str) else JSON_TYPE
+        sent = Body() if body is None else Body("text" if media == CSV else "json", body, media)
         pairs = list((params or {}).items())
-        headers = [("Content-Type", JSON_TYPE)] if body is not None else []
+        headers = [("Content-Type", media)] if body is not None else []
         reply = self.org.handle(Request(method, path, pairs, sent, self.session, headers))
-        mine = reply.body.value if reply.body.kind == "json" else None
-        response = self.api.request(method, path, json=body, params=params)
-        theirs = response.json() if response.body else None
+        mine = reply.body.value if reply.body.kind in ("json", "text") else None
+        if isinstance(body, str):
+            response = self.api.request(
+                method, path, content=body.encode(), params=params, headers={"Content-Type": CSV}
+            )
+        else:
+            response = self.api.request(method, path, json=body, params=params)
+        theirs = (
+            response.body.decode()
+            if CSV in _type(response.headers)
+            else (response.json() if response.body else None)
+        )
         return (reply.status, _normal(mine)), (response.status, _normal(theirs))
 
 
@@ -226,6 +242,56 @@ class SameAnswers(RuleBasedStateMachine):
     @rule(lead=leads)
     def read_lead(self, lead: str) -> None:
         self.check("GET", f"{DATA}/sobjects/Lead/{lead}")
+
+    @rule(name=st.sampled_from(sorted(PICKS)), data=st.data(), all_or_none=st.booleans())
+    def collection(self, name: str, data: st.DataObject, all_or_none: bool) -> None:
+        records = data.draw(st.lists(created(name), min_size=1, max_size=3))
+        typed = [{"attributes": {"type": name}, **values} for values in records]
+        body = {"allOrNone": all_or_none, "records": typed}
+        self.check("POST", f"{DATA}/composite/sobjects", body)
+
+    @rule(account=created("Account"), contact=created("Contact"), all_or_none=st.booleans())
+    def chain(self, account: dict[str, Any], contact: dict[str, Any], all_or_none: bool) -> None:
+        subrequests = [
+            {
+                "method": "POST",
+                "url": f"{DATA}/sobjects/Account",
+                "referenceId": "a",
+                "body": account,
+            },
+            {
+                "method": "POST",
+                "url": f"{DATA}/sobjects/Contact",
+                "referenceId": "c",
+                "body": {**contact, "AccountId": "@{a.id}"},
+            },
+        ]
+        body = {"allOrNone": all_or_none, "compositeRequest": subrequests}
+        self.check("POST", f"{DATA}/composite", body)
+
+    @rule(
+        name=st.sampled_from(["Account", "Contact", "Lead"]),
+        data=st.data(),
+        operation=st.sampled_from(["insert", "upsert"]),
+    )
+    def bulk(self, name: str, data: st.DataObject, operation: str) -> None:
+        records = data.draw(st.lists(created(name), min_size=1, max_size=4))
+        columns = sorted({key for values in records for key in values})
+        lines = [",".join(columns)] + [
+            ",".join("" if values.get(c) is None else str(values[c]) for c in columns)
+            for values in records
+        ]
+        spec = {"object": name, "operation": operation}
+        if operation == "upsert":
+            spec["externalIdFieldName"] = "Id"
+        status, job = self.check("POST", f"{DATA}/jobs/ingest", spec)
+        if status >= 400:
+            return
+        path = f"{DATA}/jobs/ingest/{job['id']}"
+        self.check("PUT", f"{path}/batches", "\n".join(lines) + "\n")
+        self.check("PATCH", path, {"state": "UploadComplete"})
+        for what in ("", "/successfulResults", "/failedResults"):
+            self.check("GET", path + what)
 
 
 @pytest.mark.usefixtures("sides")

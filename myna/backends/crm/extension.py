@@ -47,10 +47,10 @@ import hashlib
 import hmac
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterator, MutableMapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 from urllib.parse import parse_qsl
 
 from myna.backends.crm.instance import (
@@ -66,7 +66,9 @@ from myna.backends.crm.instance import (
     id_number,
     not_found,
     token_answer,
+    versions,
 )
+from myna.backends.crm.jobs import Job
 from myna.backends.crm.objects import BY_PREFIX, OBJECTS
 from myna.backends.crm.rules import Rules, model_rules
 from myna.errors import MockError
@@ -88,8 +90,10 @@ TOKEN_PATH: Final = "/services/oauth2/token"
 OPEN_CURSORS: Final = 10
 # The org only checks that a session is known; the runtime has authenticated the caller already.
 _RUNTIME_SESSION: Final = "authenticated-by-the-runtime"
+T = TypeVar("T")
 _JSON: Final = ("Content-Type", "application/json;charset=UTF-8")
 _FORM: Final = "application/x-www-form-urlencoded"
+_CSV: Final = "text/csv"
 _WRITES: Final = frozenset({"POST", "PATCH", "PUT"})
 _NO_BODY: Final = "The HTTP entity body is required, but this request has no entity body."
 
@@ -173,6 +177,21 @@ class StoredTable(MutableMapping[str, Row]):
         self._load_all()
         return len(self._rows)
 
+    def mark(self) -> tuple[dict[str, Row], set[str], bool]:
+        """This request's rows and deletions as they are now (see `back_to`)."""
+        return (
+            {key: dict(row) for key, row in self._rows.items()},
+            set(self._deleted),
+            self._complete,
+        )
+
+    def back_to(self, mark: tuple[dict[str, Row], set[str], bool]) -> None:
+        """The rows as `mark` found them: what the request changed since is forgotten."""
+        rows, deleted, complete = mark
+        self._rows = {key: dict(row) for key, row in rows.items()}
+        self._deleted = set(deleted)
+        self._complete = complete
+
     def removes(self) -> bool:
         """Whether `flush` deletes rows of the store (not rows this request made and dropped)."""
         return bool(self._deleted) and not self._deleted.isdisjoint(self._read)
@@ -190,66 +209,86 @@ class StoredTable(MutableMapping[str, Row]):
 
 
 @dataclass(frozen=True, slots=True)
-class OpenCursor:
-    """A cursor and the value its world's sequence `crm.cursor.<locator>` had when it opened."""
+class Kept(Generic[T]):
+    """A cursor or a job, and the value its world's sequence `crm.<kind>.<key>` had when the
+    org made it."""
 
-    cursor: Cursor
+    value: T
     mark: int
 
 
-class Cursors(OrderedDict[str, OpenCursor]):
+class Cursors(OrderedDict[str, Kept[Cursor]]):
     """A world's open query cursors in this process, the oldest dropped past Salesforce's
     limit."""
 
-    def __setitem__(self, locator: str, opened: OpenCursor) -> None:
+    def __setitem__(self, locator: str, opened: Kept[Cursor]) -> None:
         super().__setitem__(locator, opened)
         while len(self) > OPEN_CURSORS:
             self.popitem(last=False)
 
 
-# Cursors are a server's memory, not records: they live beside each mock's worlds.
-_CURSORS: weakref.WeakKeyDictionary[Mock, dict[str, Cursors]] = weakref.WeakKeyDictionary()
+@dataclass(slots=True)
+class Memory:
+    """What a world's org remembers between requests in this process: cursors and jobs."""
+
+    cursors: Cursors = field(default_factory=Cursors)
+    jobs: dict[str, Kept[Job]] = field(default_factory=dict)
+
+
+# Cursors and jobs are a server's memory, not records: they live beside each mock's worlds.
+_MEMORY: weakref.WeakKeyDictionary[Mock, dict[str, Memory]] = weakref.WeakKeyDictionary()
+
+
+def memory_of(mock: Mock, world: str) -> Memory:
+    return _MEMORY.setdefault(mock, {}).setdefault(world, Memory())
 
 
 def cursors_of(mock: Mock, world: str) -> Cursors:
-    return _CURSORS.setdefault(mock, {}).setdefault(world, Cursors())
+    return memory_of(mock, world).cursors
 
 
-class WorldCursors(MutableMapping[str, Cursor]):
-    """A world's open cursors as one request sees them.
+class WorldMemory(MutableMapping[str, T]):
+    """A world's open cursors (or jobs) as one request sees them.
 
-    Opening a cursor starts a sequence of the world's named after it; a reset drops a world's
-    sequences (in whichever process resets it), so a cursor whose sequence has since restarted
+    Making one starts a sequence of the world's named after it; a reset drops a world's
+    sequences (in whichever process resets it), so one whose sequence has since restarted
     belongs to the world's previous life and is gone, however long this process kept it.
     """
 
-    def __init__(self, tx: Transaction, opened: Cursors) -> None:
+    def __init__(self, tx: Transaction, kept: MutableMapping[str, Kept[T]], kind: str) -> None:
         self.tx = tx
-        self.opened = opened
+        self.kept = kept
+        self.kind = kind
 
-    def __setitem__(self, locator: str, cursor: Cursor) -> None:
-        self.opened[locator] = OpenCursor(cursor, self.tx.next_sequence(_mark(locator), 1))
+    def _mark(self, key: str) -> str:
+        return f"crm.{self.kind}.{key}"
 
-    def __getitem__(self, locator: str) -> Cursor:
-        opened = self.opened[locator]
-        # A sequence the world no longer has starts again at 0, below any cursor's mark.
-        if self.tx.next_sequence(_mark(locator), 0) <= opened.mark:
-            del self.opened[locator]
-            raise KeyError(locator)
-        return opened.cursor
+    def __setitem__(self, key: str, value: T) -> None:
+        self.kept[key] = Kept(value, self.tx.next_sequence(self._mark(key), 1))
 
-    def __delitem__(self, locator: str) -> None:
-        del self.opened[locator]
+    def __getitem__(self, key: str) -> T:
+        kept = self.kept[key]
+        # A sequence the world no longer has starts again at 0, below any mark.
+        if self.tx.next_sequence(self._mark(key), 0) <= kept.mark:
+            del self.kept[key]
+            raise KeyError(key)
+        return kept.value
+
+    def __delitem__(self, key: str) -> None:
+        del self.kept[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self.opened))
+        return iter([key for key in list(self.kept) if key in self])
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self[str(key)]
+        except KeyError:
+            return False
+        return True
 
     def __len__(self) -> int:
-        return len(self.opened)
-
-
-def _mark(locator: str) -> str:
-    return f"crm.cursor.{locator}"
+        return len(list(iter(self)))
 
 
 # The rules a mock's model states, read from it once.
@@ -281,11 +320,13 @@ class StoredOrg(Org):
         # The runtime's principal is a user name or, for a configured session, the word
         # "token"; a User's Username is an e-mail address.
         username = principal if "@" in principal else f"{principal}@crm.myna.invalid"
+        memory = memory_of(call.mock, call.world)
         super().__init__(
             call.request.base_url,
             moment,
             rows=self.tables,
-            cursors=WorldCursors(self.tx, cursors_of(call.mock, call.world)),
+            cursors=WorldMemory(self.tx, memory.cursors, "cursor"),
+            jobs=WorldMemory(self.tx, memory.jobs, "job"),
             api_calls=self.tx.next_sequence("crm.api_calls", 1) - 1,
             admin=(username, "", principal.partition("@")[0]),
             rules=rules_of(call.mock),
@@ -318,6 +359,16 @@ class StoredOrg(Org):
 
     def where(self, name: str, field_name: str, value: str) -> list[Row]:
         return self.tables[name].where(field_name, value)
+
+    def savepoint(self) -> Callable[[], None]:
+        """The request's rows as they are now (what it read and changed, not every record)."""
+        marks = {name: table.mark() for name, table in self.tables.items()}
+
+        def restore() -> None:
+            for name, table in self.tables.items():
+                table.back_to(marks[name])
+
+        return restore
 
     def first(self, name: str, field_name: str, value: str) -> str | None:
         # Every request looks its caller up (and a new caller its profile): by the store's
@@ -368,7 +419,27 @@ class StoredOrg(Org):
 
 def serve(call: RouteCall) -> MockResponse:
     """Any Salesforce data or Apex REST call: the org answers, then its writes are stored."""
-    org = StoredOrg(call, call.user())
+    return _answer(call, call.user())
+
+
+def serve_async(call: RouteCall) -> MockResponse:
+    """A Bulk API 1.0 call, whose session comes in the `X-SFDC-Session` header: the runtime's
+    authenticator decides as for a bearer token; a refusal is Bulk API 1.0's own shape."""
+    session = call.request.headers.get("x-sfdc-session", "")
+    principal = call.mock.auth.principal({"authorization": f"Bearer {session}"}, call.world)
+    if principal is None:
+        refused = {"exceptionCode": "InvalidSessionId", "exceptionMessage": "Invalid session id"}
+        return MockResponse(400, [_JSON], payload=refused)
+    return _answer(call, principal)
+
+
+def api_versions(call: RouteCall) -> MockResponse:
+    """`GET /services/data/`: the versions, which a client asks before it has a session."""
+    return MockResponse(200, [_JSON], payload=versions())
+
+
+def _answer(call: RouteCall, principal: str) -> MockResponse:
+    org = StoredOrg(call, principal)
     try:
         reply = org.answer(org_request(call.request, call.world))
     except Refused as refusal:
@@ -405,8 +476,10 @@ def _body(request: MockRequest) -> Body:
             raise Refused(400, "JSON_PARSER_ERROR", _NO_BODY, None)
         return Body()
     content_type = request.headers.get("content-type", "")
-    if _FORM in content_type.lower():
-        return Body("text", raw.decode("utf-8", "replace"), _FORM)
+    if _FORM in content_type.lower() or _CSV in content_type.lower():
+        # A form (the OAuth token endpoint) or a bulk upload's CSV: text, as the org reads it.
+        media = _FORM if _FORM in content_type.lower() else _CSV
+        return Body("text", raw.decode("utf-8", "replace"), media)
     if content_type and not is_json_media_type(content_type):
         media = content_type.partition(";")[0].strip()
         raise Refused(
@@ -424,6 +497,9 @@ def _body(request: MockRequest) -> Body:
 def response(reply: Reply) -> MockResponse:
     if reply.body.kind == "empty":
         return MockResponse(reply.status, list(reply.headers))
+    if reply.body.kind == "text":
+        text = str(reply.body.value)
+        return MockResponse(reply.status, list(reply.headers), body=text.encode("utf-8"))
     return MockResponse(reply.status, list(reply.headers), payload=reply.body.value)
 
 
@@ -487,11 +563,53 @@ def _routes() -> tuple[Route, ...]:
         ("GET", f"{DATA}/search"),
         ("GET", f"{DATA}/limits"),
         ("POST", "/services/apexrest/LeadConvert/{id}"),
+        ("GET", DATA),
+        ("GET", f"{DATA}/sobjects/{{object}}/updated"),
+        ("GET", f"{DATA}/sobjects/{{object}}/deleted"),
+        *_COMPOSITE,
+        *_JOBS,
     )
     return (
         *(Route(method, path, serve) for method, path in calls),
+        *(Route(method, path, serve_async, authenticated=False) for method, path in _ASYNC),
+        Route("GET", "/services/data", api_versions, authenticated=False, transactional=False),
         Route("POST", TOKEN_PATH, token, authenticated=False),
     )
+
+
+_COMPOSITE: Final = (
+    ("POST", f"{DATA}/composite"),
+    ("POST", f"{DATA}/composite/batch"),
+    ("POST", f"{DATA}/composite/tree/{{object}}"),
+    *((method, f"{DATA}/composite/sobjects") for method in ("POST", "PATCH", "DELETE")),
+    ("GET", f"{DATA}/composite/sobjects/{{object}}"),
+)
+_JOBS: Final = (
+    *(("POST", f"{DATA}/jobs/{kind}") for kind in ("ingest", "query")),
+    *(("GET", f"{DATA}/jobs/{kind}") for kind in ("ingest", "query")),
+    *(
+        (method, f"{DATA}/jobs/{kind}/{{job}}")
+        for kind in ("ingest", "query")
+        for method in ("GET", "PATCH", "DELETE")
+    ),
+    ("PUT", f"{DATA}/jobs/ingest/{{job}}/batches"),
+    *(
+        ("GET", f"{DATA}/jobs/ingest/{{job}}/{what}")
+        for what in ("successfulResults", "failedResults", "unprocessedrecords")
+    ),
+    ("GET", f"{DATA}/jobs/query/{{job}}/results"),
+)
+_BULK: Final = "/services/async/{version}/job"
+_ASYNC: Final = (
+    ("POST", _BULK),
+    ("GET", f"{_BULK}/{{job}}"),
+    ("POST", f"{_BULK}/{{job}}"),
+    *((method, f"{_BULK}/{{job}}/batch") for method in ("GET", "POST")),
+    ("GET", f"{_BULK}/{{job}}/batch/{{batch}}"),
+    ("GET", f"{_BULK}/{{job}}/batch/{{batch}}/request"),
+    ("GET", f"{_BULK}/{{job}}/batch/{{batch}}/result"),
+    ("GET", f"{_BULK}/{{job}}/batch/{{batch}}/result/{{result}}"),
+)
 
 
 SALESFORCE = Extension(

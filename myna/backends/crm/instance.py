@@ -25,12 +25,13 @@ everything else (routing, rendering, behaviour) is written here independently of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote
 
+from myna.backends.crm.jobs import Job
 from myna.backends.crm.objects import (
     BY_PREFIX,
     CHILD_RELATIONSHIPS,
@@ -130,6 +131,14 @@ ADDRESS_PARTS: Final[Mapping[str, str]] = {
 }
 
 _DATA_PATH: Final = re.compile(r"^/services/data/(v\d+\.\d)(?:/(.*?))?/?$")
+_VERSIONS: Final = re.compile(r"^/services/data/?$")
+_ASYNC_PATH: Final = re.compile(r"^/services/async/(\d+\.\d)(?:/(.*?))?/?$")
+# The API versions the org answers, newest last, with each release's name.
+API_VERSIONS: Final = (("Summer '23", "58.0"), ("Winter '24", "59.0"), ("Spring '24", "60.0"))
+# The resources `/services/data/vNN.N/` lists, each under the version's path.
+RESOURCES: Final = ("composite", "jobs", "limits", "query", "queryAll", "search", "sobjects")
+# getUpdated and getDeleted look back at most this far.
+REPLICATION_DAYS: Final = 30
 _APEX_CONVERT: Final = re.compile(r"^/services/apexrest/LeadConvert/([A-Za-z0-9]{15,18})/?$")
 _ID: Final = re.compile(r"^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$")
 _BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -349,6 +358,7 @@ class Org:
         *,
         rows: Mapping[str, MutableMapping[str, Row]] | None = None,
         cursors: MutableMapping[str, Cursor] | None = None,
+        jobs: MutableMapping[str, Job] | None = None,
         api_calls: int = 0,
         admin: tuple[str, str, str] = ADMIN,
         rules: Rules = CATALOGUE,
@@ -363,6 +373,7 @@ class Org:
         self.sessions: dict[str, str] = {}  # session id -> User Id
         self.clients: dict[str, str] = {}  # connected app consumer key -> secret
         self.cursors: MutableMapping[str, Cursor] = cursors if cursors is not None else {}
+        self.jobs: MutableMapping[str, Job] = jobs if jobs is not None else {}
         self.api_calls = api_calls
         self._counters: dict[str, int] = {}
         self.admin_id = self.acting_user(*admin)
@@ -577,6 +588,14 @@ class Org:
         """The org's reply to `request`; a refusal raises `Refused` (handle answers it)."""
         if request.path == "/services/oauth2/token":
             return self._token(request)
+        if _VERSIONS.match(request.path) and request.method == "GET":
+            return json_reply(200, versions())
+        asynchronous = _ASYNC_PATH.match(request.path)
+        if asynchronous is not None:
+            from myna.backends.crm.bulk import async_call  # bulk.py builds on this module
+
+            rest = asynchronous.group(2) or ""
+            return async_call(self, request, asynchronous.group(1), rest.split("/"))
         user = self.sessions.get(request.token or "")
         if user is None:
             raise Refused(401, "INVALID_SESSION_ID", "Session expired or invalid", None)
@@ -584,20 +603,29 @@ class Org:
         headers: Pairs = [("Sforce-Limit-Info", f"api-usage={self.api_calls}/{DAILY_API_REQUESTS}")]
         convert = _APEX_CONVERT.match(request.path)
         if convert is not None and request.method == "POST":
-            return self._convert(convert.group(1), _json_object(request.body), user)
+            return self._convert(convert.group(1), json_object(request.body), user)
         matched = _DATA_PATH.match(request.path)
         if matched is None:
             raise not_found()
         version, rest = matched.group(1), matched.group(2) or ""
-        reply = self._data_call(request, version, [unquote(p) for p in rest.split("/")], user)
+        reply = self.data_call(request, version, [unquote(p) for p in rest.split("/")], user)
         reply.headers.extend(headers)
         return reply
 
-    def _data_call(self, request: Request, version: str, parts: list[str], user: str) -> Reply:
+    def data_call(self, request: Request, version: str, parts: list[str], user: str) -> Reply:
         method = request.method
         head = parts[0]
+        if head == "" and len(parts) == 1 and method == "GET":
+            return json_reply(200, resources(version))
         if head == "limits" and len(parts) == 1 and method == "GET":
             return json_reply(200, self.limits())
+        if head in ("composite", "jobs"):
+            # Both build on this module: imported when their call comes.
+            from myna.backends.crm.bulk import jobs_call
+            from myna.backends.crm.composite import composite_call
+
+            routed = composite_call if head == "composite" else jobs_call
+            return routed(self, request, version, parts, user)
         if head in ("query", "queryAll") and method == "GET":
             if len(parts) == 2:
                 return json_reply(200, self._more(version, head, parts[1]))
@@ -621,10 +649,12 @@ class Org:
             if method == "POST":
                 if not obj.flags["createable"]:
                     raise not_allowed(method, ("GET", "HEAD"))
-                record_id = self.create(obj.name, _json_object(request.body), user)
+                record_id = self.create(obj.name, json_object(request.body), user)
                 return json_reply(201, {"id": record_id, "success": True, "errors": []})
         if len(parts) == 3 and parts[2] == "describe" and method == "GET":
             return json_reply(200, self.describe(obj, version))
+        if len(parts) == 3 and parts[2] in ("updated", "deleted") and method == "GET":
+            return json_reply(200, self.replicated(obj, parts[2], dict(request.params)))
         if len(parts) == 3:
             return self._record_call(request, version, obj, parts[2], user)
         if len(parts) == 4:
@@ -650,7 +680,7 @@ class Org:
             names = [n.strip() for n in wanted.split(",")] if wanted else None
             return json_reply(200, self.render(obj, row, version, names))
         if request.method == "PATCH":
-            self.update(obj.name, row["Id"], _json_object(request.body), user)
+            self.update(obj.name, row["Id"], json_object(request.body), user)
             return no_content()
         if request.method == "DELETE":
             self.delete(obj.name, row["Id"], user)
@@ -660,7 +690,7 @@ class Org:
     def _external_call(
         self, request: Request, version: str, obj: SObject, name: str, value: str, user: str
     ) -> Reply:
-        spec = _external_field(obj, name)
+        spec = external_field(obj, name)
         matches = [row for row in self.where(obj.name, spec.name, value) if live(row)]
         if request.method == "GET":
             if not matches:
@@ -668,7 +698,7 @@ class Org:
             return json_reply(200, self.render(obj, matches[0], version, None))
         if request.method != "PATCH":
             raise not_found()
-        values = _json_object(request.body)
+        values = json_object(request.body)
         if spec.name in values:
             raise Refused(
                 400,
@@ -677,14 +707,63 @@ class Org:
                 "it's taken from the URL",
                 [spec.name],
             )
+        record_id, created = self.upsert(obj, spec, value, values, user)
+        answer = {"id": record_id, "success": True, "errors": [], "created": created}
+        return json_reply(201 if created else 200, answer)
+
+    def upsert(
+        self, obj: SObject, spec: Field, value: str, values: Mapping[str, Any], user: str
+    ) -> tuple[str, bool]:
+        """Update the live record whose external id `spec` is `value`, else create one with
+        it: its id, and whether it was created."""
+        matches = [row for row in self.where(obj.name, spec.name, value) if live(row)]
         if not matches:
-            record_id = self.create(obj.name, {**values, spec.name: value}, user)
-            return json_reply(
-                201, {"id": record_id, "success": True, "errors": [], "created": True}
-            )
-        record_id = matches[0]["Id"]
-        self.update(obj.name, record_id, values, user)
-        return json_reply(200, {"id": record_id, "success": True, "errors": [], "created": False})
+            return self.create(obj.name, {**values, spec.name: value}, user), True
+        if len(matches) > 1:
+            ids = ", ".join(row["Id"] for row in matches)
+            raise Refused(300, "MULTIPLE_CHOICES", f"Multiple records found: {ids}", [spec.name])
+        self.update(obj.name, matches[0]["Id"], values, user)
+        return str(matches[0]["Id"]), False
+
+    def savepoint(self) -> Callable[[], None]:
+        """The org's records as they are now, to go back to when an all-or-nothing call fails
+        part way. The numbers drawn since stay drawn (as the served world's sequences do in a
+        request that answers); a request refused as a whole is `handle`'s."""
+        rows = {
+            name: {key: dict(row) for key, row in table.items()}
+            for name, table in self.rows.items()
+        }
+
+        def restore() -> None:
+            for name, table in self.rows.items():
+                table.clear()
+                table.update(rows[name])
+
+        return restore
+
+    def replicated(self, obj: SObject, which: str, params: Mapping[str, str]) -> dict[str, Any]:
+        """getUpdated and getDeleted: the ids of `obj`'s records changed (or deleted) between
+        `start` and `end`, as the replication API answers them."""
+        start, end = _replication_window(self.now, params)
+        covered = end.replace(second=0, microsecond=0)
+
+        def within(row: Row) -> bool:
+            modstamp = row.get("SystemModstamp")
+            return modstamp is not None and start <= _parse_stamp(str(modstamp)) < covered
+
+        rows = [row for row in self.rows[obj.name].values() if within(row)]
+        if which == "updated":
+            ids = [row["Id"] for row in rows if live(row)]
+            return {"ids": ids, "latestDateCovered": self.stamp(covered)}
+        gone = [
+            {"id": row["Id"], "deletedDate": row["SystemModstamp"]} for row in rows if not live(row)
+        ]
+        earliest = min((g["deletedDate"] for g in gone), default=self.stamp(start))
+        return {
+            "deletedRecords": gone,
+            "earliestDateAvailable": earliest,
+            "latestDateCovered": self.stamp(covered),
+        }
 
     # -- records -------------------------------------------------------------------------------
 
@@ -1758,7 +1837,7 @@ def _child_relationship(child: SObject, spec: Field) -> str | None:
     return child.label_plural.replace(" ", "")
 
 
-def _external_field(obj: SObject, name: str) -> Field:
+def external_field(obj: SObject, name: str) -> Field:
     if not obj.has(name):
         raise Refused(
             404,
@@ -1787,7 +1866,7 @@ def _batch_size(header: str | None) -> int:
     return DEFAULT_BATCH
 
 
-def _json_object(body: Body) -> Row:
+def json_object(body: Body) -> Row:
     if body.kind == "json" and isinstance(body.value, dict):
         return dict(body.value)
     if body.kind == "empty":
@@ -1839,3 +1918,66 @@ def token_answer(org: Org, token: str, user_id: str, signature: str) -> dict[str
 
 def identity_url(user_id: str) -> str:
     return f"https://login.salesforce.com/id/{ORG_ID}/{user_id}"
+
+
+def versions() -> list[dict[str, str]]:
+    """`GET /services/data/`: the API versions the org answers, oldest first."""
+    return [
+        {"label": label, "url": f"/services/data/v{number}", "version": number}
+        for label, number in API_VERSIONS
+    ]
+
+
+def resources(version: str) -> dict[str, str]:
+    """`GET /services/data/vNN.N/`: the version's resources by name."""
+    return {name: f"/services/data/{version}/{name}" for name in RESOURCES}
+
+
+def child_of(parent: SObject, relationship: str) -> tuple[SObject, str] | None:
+    """The child object and its reference field that `parent`'s child relationship
+    `relationship` (`Contacts` on Account) walks, or None."""
+    for child in OBJECTS.values():
+        for spec in child.fields:
+            if (
+                parent.name in spec.reference_to
+                and _child_relationship(child, spec) == relationship
+            ):
+                return child, spec.name
+    return None
+
+
+def _parse_stamp(text: str) -> datetime:
+    """A Salesforce timestamp (`2026-03-02T08:00:00.000+0000`) as a naive UTC datetime."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def _replication_window(now: datetime, params: Mapping[str, str]) -> tuple[datetime, datetime]:
+    """getUpdated's and getDeleted's `start` and `end`: both required, in order, `start`
+    within the last 30 days."""
+    bounds = []
+    for name in ("start", "end"):
+        text = params.get(name)
+        if not text:
+            raise Refused(400, "MISSING_ARGUMENT", f"Missing argument: {name}", None)
+        try:
+            bounds.append(_parse_stamp(text))
+        except ValueError:
+            raise Refused(
+                400, "INVALID_REPLICATION_DATE", f"Invalid {name} date: {text}", None
+            ) from None
+    start, end = bounds
+    if end <= start:
+        raise Refused(
+            400, "INVALID_REPLICATION_DATE", "endDate must chronologically follow startDate", None
+        )
+    if start < now - timedelta(days=REPLICATION_DAYS):
+        raise Refused(
+            400,
+            "INVALID_REPLICATION_DATE",
+            f"startDate cannot be more than {REPLICATION_DAYS} days ago",
+            None,
+        )
+    return start, min(end, now)

@@ -9,9 +9,7 @@ myna/backends/crm/PROTOCOL.md; the `salesforce` extension serves it.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
@@ -24,67 +22,12 @@ from simple_salesforce.exceptions import (
     SalesforceResourceNotFound,
 )
 
-from myna.backends import builtin_model
 from myna.backends.crm.objects import OBJECTS
-from myna.mocks import Mock, MockClient
-from myna.mocks.auth import Credentials
-from myna.mocks.serve import Running, serving
-from myna.mocks.sqlstore import SqlStore
+from myna.mocks import MockClient
+from myna.mocks.serve import Running
+from tests.backends.crm.conftest import INTEGRATION
 
-SESSION = "00D5g000004ExAmE!AQ0AQmyna.test.session"
-INTEGRATION = ("integration@acme.example", "integration-password")
 ID18 = re.compile(r"[a-zA-Z0-9]{18}")
-
-
-@pytest.fixture(scope="module")
-def mock() -> Mock:
-    model = builtin_model("crm")
-    credentials = Credentials(users=dict([INTEGRATION]), tokens=frozenset({SESSION}))
-    return Mock(model, SqlStore(model, "sqlite://"), credentials=credentials)
-
-
-@pytest.fixture(scope="module")
-def server(mock: Mock) -> Iterator[Running]:
-    with serving(mock, tls=True) as running:
-        yield running
-
-
-@pytest.fixture
-def world(mock: Mock, request: pytest.FixtureRequest) -> str:
-    # Parametrized names share long prefixes: a digest of the whole name keeps worlds apart.
-    digest = hashlib.sha1(request.node.name.encode()).hexdigest()[:8]
-    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:48] + "-" + digest
-    mock.store.create_world(name)
-    return name
-
-
-@pytest.fixture
-def session(
-    server: Running, world: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[requests.Session]:
-    assert server.ca_file is not None
-    # requests lets REQUESTS_CA_BUNDLE override a session's verify= for every call it sends.
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(server.ca_file))
-    monkeypatch.setenv("CURL_CA_BUNDLE", str(server.ca_file))
-    stock = requests.Session()
-    stock.verify = str(server.ca_file)
-    stock.headers["X-Myna-World"] = world
-    # A failed call's response stays referenced from a traceback with its keep-alive
-    # connection open, and uvicorn waits for open connections before it stops.
-    stock.headers["Connection"] = "close"
-    yield stock
-    stock.close()
-
-
-@pytest.fixture
-def sf(server: Running, session: requests.Session) -> Salesforce:
-    return Salesforce(instance_url=server.base_url, session_id=SESSION, session=session)
-
-
-@pytest.fixture
-def seeder(mock: Mock, world: str) -> MockClient:
-    """The same world in process, for loading many records fast (not the client under test)."""
-    return MockClient(mock, headers={"Authorization": f"Bearer {SESSION}"}, world=world)
 
 
 def obj(sf: Salesforce, name: str) -> SFType:
