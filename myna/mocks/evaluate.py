@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.store import Record
@@ -201,13 +201,73 @@ def equality_keys(value: Any) -> tuple[str, ...]:
         return ()
     text = "s:" + _text(value).casefold()
     if rank == _NUMBER_RANK:
-        return text, "n:" + _canonical_number(typed)
+        return text, "n:" + canonical_number(typed)
     if rank == _TIME_RANK:
         return text, "t:" + repr(typed)
     return (text,)
 
 
-def _canonical_number(number: int | float) -> str:
+class Cell(NamedTuple):
+    """A value as the evaluator compares and sorts it, in columns SQL can hold exactly
+    (`myna.mocks.sqlquery`): its rank (number, timestamp, text, empty), whether `is_empty`
+    holds, its number or seconds (ranks 0 and 1, else 0), its case-folded text and original
+    text (rank 2, else ""), and the case-folded text every rank compares as across ranks."""
+
+    rank: int
+    blank: bool
+    number: float
+    key: str
+    raw: str
+    text: str
+
+
+_EXACT_INTEGER = 2**53
+
+
+def cell(value: Any) -> Cell | None:
+    """The value's `Cell`; None when a double or a database's text cannot hold it exactly
+    (integers past 2**53, infinities, NUL characters, lone surrogates)."""
+    if isinstance(value, str):
+        return _text_cell(value)
+    return _cell(value)
+
+
+def _cell(value: Any) -> Cell | None:
+    rank, typed = _typed(value)
+    if rank == _EMPTY_RANK:
+        return _EMPTY_CELL
+    if rank == _TEXT_RANK:
+        if not _storable(typed):
+            return None
+        key = typed.casefold()
+        # Only a list or an object of text rank is empty (`[]`, `{}`).
+        blank = not isinstance(value, str) and _is_empty(value)
+        return Cell(rank, blank, 0.0, key, typed, key)
+    if abs(typed) > _EXACT_INTEGER if isinstance(typed, int) else not math.isfinite(typed):
+        return None
+    text = str(_scalar(value))
+    if not _storable(text):
+        return None
+    return Cell(rank, False, float(typed), "", "", text.casefold())
+
+
+_EMPTY_CELL = Cell(_EMPTY_RANK, True, 0.0, "", "", "")
+# A field's values repeat (states, flags, references): a column fills from the cache.
+_text_cell = lru_cache(maxsize=65536)(_cell)
+
+
+def _storable(text: str) -> bool:
+    if text.isascii():
+        return "\x00" not in text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+def canonical_number(number: int | float) -> str:
+    """The text of a number that equal numbers share (`1`, `1.0`: "1")."""
     if isinstance(number, float) and math.isfinite(number) and number.is_integer():
         return str(int(number))
     return repr(number) if isinstance(number, float) else str(number)

@@ -45,6 +45,17 @@ from sqlalchemy.pool import StaticPool
 from myna.errors import MockError
 from myna.mocks.evaluate import Context, compile_filter, equality_keys, evaluate, reference_id
 from myna.mocks.query import Query
+from myna.mocks.sqlquery import (
+    ALWAYS,
+    NEVER,
+    Compiler,
+    FieldStats,
+    LayerRows,
+    Pending,
+    QueryTables,
+    query_fields,
+    table_name,
+)
 from myna.mocks.store import (
     ChangeKind,
     ConflictError,
@@ -75,6 +86,13 @@ _MULTI_ROW = 100
 # A filter's equalities narrow a scan when the base holds at most 1/_SELECTIVE of the records
 # they could match: past that, sorting the candidates back into place costs more than a scan.
 _SELECTIVE = 8
+# Lists over fewer of the base's records than this run in Python: SQL's fixed costs and the first
+# query's filling of the columns buy nothing there.
+_SQL_FROM = 1000
+# At most this many ids rewritten above a layer are named in a query; past it the list scans.
+_SHADOWED = 2000
+# A record's place in a world's list as one integer: the layer's depth, then its row's position.
+_PLACE_BITS = 40
 
 
 @dataclass(slots=True)
@@ -389,6 +407,10 @@ class _Statements:
         self.overlay_rows = sql(
             f"SELECT record_id, ord, data FROM {p}overlay WHERE world = ? AND resource = ?"
         )
+        self.overlay_rows_capped = sql(
+            f"SELECT record_id, ord, data FROM {p}overlay WHERE world = ? AND resource = ? "
+            f"LIMIT {_SHADOWED + 1}"
+        )
         self.overlay_rows_of = sql(
             f"SELECT record_id, ord, data FROM {p}overlay "
             "WHERE world = ? AND resource = ? AND record_id IN "
@@ -531,6 +553,25 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         sa.Column("resource", key, primary_key=True),
         sa.Column("field", key, primary_key=True),
     )
+    # Which resources and fields have query columns (`sqlquery`; field "": the resource's
+    # table), and which snapshots' rows fill them, with what their values are like
+    # (`sqlquery.FieldStats`).
+    sa.Table(
+        f"{prefix}qcols",
+        metadata,
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("field", key, primary_key=True),
+    )
+    sa.Table(
+        f"{prefix}qfilled",
+        metadata,
+        sa.Column("snapshot", key, primary_key=True),
+        sa.Column("resource", key, primary_key=True),
+        sa.Column("field", key, primary_key=True),
+        sa.Column("exact", sa.SmallInteger, nullable=False),
+        sa.Column("ranks", sa.SmallInteger, nullable=False),
+        sa.Column("plain", sa.SmallInteger, nullable=False),
+    )
     sa.Table(
         f"{prefix}uniques",
         metadata,
@@ -540,6 +581,12 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         sa.Column("value", sa.Text, primary_key=True),
         sa.Column("record_id", key, nullable=False),
     )
+
+
+_BaseRows = list[tuple[str, str, int]]
+"""(snapshot, record id, place) of base records a query table matched."""
+_Matches = list[tuple[tuple[int, ...], str, Record]]
+"""(place, record id, record) of a world's own records a filter matched."""
 
 
 class SqlTransaction:
@@ -555,6 +602,7 @@ class SqlTransaction:
         "_deferred",
         "_loaded",
         "_locks",
+        "_pending",
         "_store",
         "_walked",
         "_world",
@@ -580,6 +628,8 @@ class SqlTransaction:
         # Records reached by dot-walking during this transaction's list calls; cleared by every
         # write so a walk never sees a stale target.
         self._walked: dict[tuple[str, str], Record | None] = {}
+        # What `_query_ready` learned or wrote of the query tables, cached on commit.
+        self._pending: Pending | None = None
 
     @property
     def world(self) -> str:
@@ -601,23 +651,138 @@ class SqlTransaction:
         self, resource: str, query: Query, context: Context
     ) -> tuple[Sequence[Record], int]:
         """`list`'s page (shared objects) and count: a plain page reads only its records, a
-        filter with selective equalities only the records holding their keys, else a scan."""
-        if query.where is None:
+        query over a large base runs in SQL (`_sql_listed`), else a filter with selective
+        equalities reads only the records holding their keys, else a scan."""
+        if query.where is None and not query.order_by:
             paged = self._page(resource, query)
-            if paged is None:
-                return evaluate(self._records(resource), query, context)
-            page, total = paged
-            return evaluate(page, replace(query, limit=None, offset=0), context)[0], total
-        equal = equalities(query.where)
-        narrowed = self._narrowed(resource, equal)
-        if narrowed is None:
-            return evaluate(self._records(resource), query, context)
-        # The base's candidates hold a key of every equality: they match them (equal keys are
-        # equal values), so a filter of equalities alone need not test them again.
-        test = compile_filter(query.where, context)
-        alone = only_equalities(query.where, equal)
-        kept = [record for record, based in narrowed if (based and alone) or test(record)]
-        return evaluate(kept, replace(query, where=None), context)
+            if paged is not None:
+                page, total = paged
+                return evaluate(page, replace(query, limit=None, offset=0), context)[0], total
+        answered = self._sql_listed(resource, query, context)
+        if answered is not None:
+            return answered
+        if query.where is not None:
+            equal = equalities(query.where)
+            narrowed = self._narrowed(resource, equal)
+            if narrowed is not None:
+                # The base's candidates hold a key of every equality: they match them (equal
+                # keys are equal values), so a filter of equalities alone need not test them.
+                test = compile_filter(query.where, context)
+                alone = only_equalities(query.where, equal)
+                kept = [record for record, based in narrowed if (based and alone) or test(record)]
+                return evaluate(kept, replace(query, where=None), context)
+        return evaluate(self._records(resource), query, context)
+
+    def _sql_listed(
+        self, resource: str, query: Query, context: Context
+    ) -> tuple[Sequence[Record], int] | None:
+        """The base's matches, count and order from SQL over its layers' query tables
+        (`sqlquery`), the world's own rows evaluated here and merged in by their places;
+        None when SQL cannot answer exactly (the caller scans)."""
+        base = self._base()
+        fields = query_fields(query)
+        if base is None or fields is None or len(base.root.rows.get(resource, ())) < _SQL_FROM:
+            return None
+        chain = _chain(base)
+        own = dict(self._own_rows(resource, self._store._sql.overlay_rows_capped, ()))
+        if len(own) > _SHADOWED:
+            return None  # the world wrote much: its keys narrow, or a scan answers
+        scoped = _scopes(chain, resource, own.keys(), self._store._sql.mark)
+        stats = None if scoped is None else self._query_ready(resource, fields, chain)
+        if scoped is None or stats is None or not all(s.exact for s in stats.values()):
+            return None
+        store = self._store
+        compiler = Compiler(stats, mark=store._sql.mark, postgres=not store._sqlite)
+        where = ALWAYS if query.where is None else compiler.where(query.where)
+        if where is None:
+            return None
+        base_rows, total = self._sql_page(resource, query, scoped, where, compiler)
+        layers = {layer.id: layer for layer in chain}
+        found: _Matches = []
+        for snapshot, record_id, place in base_rows:
+            record = layers[snapshot]._parsed(resource, record_id)
+            if record is not None:  # a query table holds no tombstone
+                found.append((_place(place), record_id, record))
+        mine = self._own_matches(base, resource, query, own, context)
+        if not mine:
+            ordered = [record for _, _, record in found]
+            return evaluate(ordered, replace(query, where=None, order_by=()), context)[0], total
+        merged = sorted([*found, *mine], key=lambda item: (item[0], item[1]))
+        page = evaluate([r for _, _, r in merged], replace(query, where=None), context)[0]
+        return page, total + len(mine)
+
+    def _sql_page(
+        self,
+        resource: str,
+        query: Query,
+        scoped: tuple[str, Sequence[Any]],
+        where: str,
+        compiler: Compiler,
+    ) -> tuple[_BaseRows, int]:
+        """The base's first matches up to the page's end, in order, and their count (asked
+        only when the page is full)."""
+        cursor = self._cursor
+        table = table_name(self._store.prefix, resource)
+        condition = f"({scoped[0]}) AND {where}"
+        params = [*scoped[1], *compiler.params]
+        end = None if query.limit is None else query.offset + max(query.limit, 0)
+        rows: _BaseRows = []
+        if end != 0:
+            limit = "" if end is None else f" LIMIT {int(end)}"
+            cursor.execute(
+                f"SELECT q.snapshot, q.record_id, q.place FROM {table} q WHERE {condition} "
+                f"ORDER BY {compiler.order(query.order_by)}{limit}",
+                params,
+            )
+            rows = [(str(a), str(b), int(c)) for a, b, c in cursor.fetchall()]
+        if end is not None and len(rows) < end:
+            return rows, len(rows)
+        cursor.execute(f"SELECT count(*) FROM {table} q WHERE {condition}", params)
+        return rows, int(cursor.fetchone()[0])
+
+    def _own_matches(
+        self,
+        base: _Layer,
+        resource: str,
+        query: Query,
+        own: Mapping[str, tuple[int, str | None]],
+        context: Context,
+    ) -> _Matches:
+        """The world's own records the filter matches, with their places in its list."""
+        test = None if query.where is None else compile_filter(query.where, context)
+        found: _Matches = []
+        for record_id, row in own.items():
+            record, place = self._placed(base, resource, record_id, row)
+            if record is not None and (test is None or test(record)):
+                found.append((place, record_id, record))
+        return found
+
+    def _query_ready(
+        self, resource: str, fields: Sequence[str], chain: Sequence[_Layer]
+    ) -> dict[str, FieldStats] | None:
+        """The fields' stats over the layers' query tables, filling them (in this
+        transaction) where they do not hold the fields yet; None when it cannot write."""
+        tables = self._store._query_tables
+        holding = [layer for layer in chain if layer.rows.get(resource)]
+        known = tables.known(resource, fields, [layer.id for layer in holding])
+        if known is not None:
+            return known
+        store = self._store
+        if store._sqlite:
+            if self._deferred:
+                return None  # a read on a shared file holds no write lock to fill under
+            if store._private and not store._sqlite_driver.in_transaction:
+                self._cursor.execute("BEGIN IMMEDIATE")
+        if self._pending is None:
+            self._pending = Pending(set(), {})
+        rows = [LayerRows(layer.id, _layer_records(layer, resource)) for layer in holding]
+        return tables.ensure(self._cursor, resource, fields, rows, self._pending)
+
+    def committed(self) -> None:
+        """After the transaction committed: what it learned of the query tables holds."""
+        if self._pending is not None:
+            self._store._query_tables.publish(self._pending.columns, self._pending.filled)
+            self._pending = None
 
     def all(self, resource: str) -> Sequence[tuple[str, Record]]:
         """Every visible record of a resource with its id (shared objects: do not mutate)."""
@@ -1017,6 +1182,61 @@ def _matching_ids(base: _Layer, resource: str, equal: Sequence[Equality]) -> set
     return found or set()
 
 
+def _chain(head: _Layer) -> list[_Layer]:
+    """A head's layers from the root up."""
+    chain: list[_Layer] = []
+    layer: _Layer | None = head
+    while layer is not None:
+        chain.append(layer)
+        layer = layer.parent
+    return chain[::-1]
+
+
+def _scopes(
+    chain: Sequence[_Layer], resource: str, own: AbstractSet[str], mark: str
+) -> tuple[str, list[Any]] | None:
+    """Which rows of the layers' query tables the world sees: each layer's, less the ids a
+    layer above it or the world itself rewrote or deleted; None when those are too many to
+    name in a query."""
+    above: set[str] = set(own)
+    parts: list[str] = []
+    params: list[Any] = []
+    for layer in reversed(chain):
+        rows = layer.rows.get(resource)
+        if not rows:
+            continue
+        if len(above) > _SHADOWED:
+            return None
+        part = f"q.snapshot = {mark}"
+        if above:
+            part += " AND q.record_id NOT IN (" + ", ".join([mark] * len(above)) + ")"
+        parts.append(f"({part})")
+        params += [layer.id, *sorted(above)]
+        if layer.parent is not None:
+            above.update(rows)
+    return (" OR ".join(parts) or NEVER), params
+
+
+def _layer_records(layer: _Layer, resource: str) -> Iterator[tuple[str, int, Record]]:
+    """A layer's own records of a resource with their places in a world's list."""
+    if layer.parent is None:  # a root's records keep their places in it
+        for position, record_id in enumerate(layer.rows.get(resource, {})):
+            record = layer._parsed(resource, record_id)
+            if record is not None:
+                yield record_id, position, record
+        return
+    for record_id, text in layer.rows.get(resource, {}).items():
+        located = layer.locate(resource, record_id)
+        if text is not None and located is not None and located[1] is not None:
+            depth, position = located[0]
+            yield record_id, (depth << _PLACE_BITS) | position, located[1]
+
+
+def _place(place: int) -> tuple[int, ...]:
+    """A query table's place as `SqlTransaction._placed` gives it: a record of the base."""
+    return (0, place >> _PLACE_BITS, place & ((1 << _PLACE_BITS) - 1))
+
+
 def _first_value(base: _Layer | None, name: str, start: int) -> int:
     """A counter's first value in a world: `start`, or past the value its base snapshot left."""
     inherited = base.sequences.get(name) if base is not None else None
@@ -1124,6 +1344,7 @@ class SqlStore:
         )
         self._uniques = {name: tuple(resource.unique) for name, resource in model.resources.items()}
         self._indexed = indexed_fields(model)
+        self._query_tables = QueryTables(prefix, mark=self._sql.mark, postgres=not self._sqlite)
         self._index_overlays()
 
     def _index_overlays(self) -> None:
@@ -1181,6 +1402,9 @@ class SqlStore:
 
     def drop(self) -> None:
         """Drop this store's tables (tests and throwaway databases)."""
+        with self._cursor() as cursor:
+            for table in self._query_tables.tables(cursor):
+                cursor.execute(f"DROP TABLE IF EXISTS {table}")
         if self._sqlite:
             self._sqlite_connection.close()
         self._metadata.drop_all(self._engine)
@@ -1411,6 +1635,8 @@ class SqlStore:
                 )
             for statement in self._sql.snapshot_drop:
                 cursor.execute(statement, (snapshot,))
+            self._query_tables.drop_snapshot(cursor, snapshot)
+        self._query_tables.forget(snapshot)
         with self._layers_lock:
             self._layers.pop(snapshot, None)
             self._root_indexes.pop(snapshot, None)
@@ -1653,7 +1879,7 @@ class _Scope:
 class _TransactionScope(_Scope):
     """`SqlStore.transaction`: a translated `_Scope` handing out a `SqlTransaction`."""
 
-    __slots__ = ("_world", "_writes")
+    __slots__ = ("_transaction", "_world", "_writes")
 
     def __init__(self, store: SqlStore, world: str, *, writes: bool) -> None:
         # The private in-memory database has one connection, used under the store's lock: no
@@ -1665,9 +1891,19 @@ class _TransactionScope(_Scope):
         super().__init__(store, translate=True, begin=begin)
         self._world = world
         self._writes = writes
+        self._transaction: SqlTransaction | None = None
 
     def __enter__(self) -> SqlTransaction:
-        return SqlTransaction(self._store, super().__enter__(), self._world, writes=self._writes)
+        cursor = super().__enter__()
+        self._transaction = SqlTransaction(self._store, cursor, self._world, writes=self._writes)
+        return self._transaction
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: Any
+    ) -> None:
+        super().__exit__(kind, error, trace)
+        if kind is None and self._transaction is not None:
+            self._transaction.committed()
 
 
 def _end_sqlite(driver: sqlite3.Connection, cursor: Any, *, commit: bool) -> None:

@@ -75,13 +75,13 @@ def scanned(tx: SqlTransaction, query: Query) -> tuple[list[Record], int]:
     return evaluate(records, query, Context(model=tx._store.model, resource="ticket"))
 
 
-def play(store: SqlStore, steps: list[tuple[str, str, dict[str, Any]]]) -> str:
-    """Run the steps from world `w0`; the name of the world they end in."""
-    world = "w0"
+def play(store: SqlStore, steps: list[tuple[str, str, dict[str, Any]]], start: str = "w0") -> str:
+    """Run the steps from world `start`; the name of the world they end in."""
+    world = start
     for number, (what, record_id, values) in enumerate(steps):
         if what == "fork":
-            store.fork_world(world, f"w{number + 1}")
-            world = f"w{number + 1}"
+            store.fork_world(world, f"{start}.{number + 1}")
+            world = f"{start}.{number + 1}"
         elif what == "reset":
             store.reset_world(world)
         else:
