@@ -328,10 +328,12 @@ class QueryTables:
         """Make the layers' columns of the fields exist and hold their values (in this
         transaction); the fields' stats over the layers. What it learns goes to `pending`."""
         table = table_name(self._prefix, resource)
+        added = []
         for field in [_ROWS, *fields]:
             if (resource, field) not in self._columns:
                 if self._claim_column(cursor, resource, field):
                     self._add_columns(cursor, table, field)
+                    added.append(field)
                 pending.columns.add((resource, field))
         stats = {field: FieldStats() for field in fields}
         wrote = False
@@ -339,9 +341,13 @@ class QueryTables:
             found, filled = self._fill(cursor, resource, table, fields, layer, pending)
             wrote = wrote or filled
             stats = {field: stats[field] & found[field] for field in fields}
+        for field in added:  # an index built over filled columns costs one sort
+            self._add_indexes(cursor, table, field)
         if wrote:
-            # The planner's statistics: which index narrows a filter most, and that a
-            # snapshot's rows are most of the table.
+            # The planner's statistics (sampled): which index narrows a filter most, and that
+            # a snapshot's rows are most of the table.
+            if not self._postgres:
+                cursor.execute("PRAGMA analysis_limit = 2000")
             cursor.execute(f"ANALYZE {table}")
         return stats
 
@@ -363,18 +369,25 @@ class QueryTables:
                 "record_id VARCHAR(255) NOT NULL, place BIGINT NOT NULL, "
                 "PRIMARY KEY (snapshot, record_id))"
             )
-            index = f"{self._prefix}qi_{_digest(table)}p"
-            cursor.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {table} (snapshot, place)")
             return
         stem = column_stem(field)
         for suffix, kind in self._types.items():
             cursor.execute(f"ALTER TABLE {table} ADD COLUMN {stem}_{suffix} {kind}")
-        for name, columns in (
-            ("t", f"snapshot, {stem}_t, {stem}_r"),
-            ("o", f"snapshot, {stem}_r, {stem}_n, {stem}_k, {stem}_s, place"),
-        ):
-            index = f"{self._prefix}qi_{_digest(table + stem)}{name}"
-            cursor.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({columns})")
+
+    def _add_indexes(self, cursor: Any, table: str, field: str) -> None:
+        if field == _ROWS:
+            indexes = [(f"qi_{_digest(table)}p", "snapshot, place")]
+        else:
+            stem = column_stem(field)
+            key = _digest(table + stem)
+            indexes = [
+                (f"qi_{key}t", f"snapshot, {stem}_t, place, {stem}_r"),
+                (f"qi_{key}o", f"snapshot, {stem}_r, {stem}_n, {stem}_k, {stem}_s, place"),
+            ]
+        for name, columns in indexes:
+            cursor.execute(
+                f"CREATE INDEX IF NOT EXISTS {self._prefix}{name} ON {table} ({columns})"
+            )
 
     def _fill(
         self,
