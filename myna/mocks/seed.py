@@ -27,6 +27,7 @@ value against the model and naming the file, line and field of anything that doe
 
 from __future__ import annotations
 
+import bisect
 import csv
 import itertools
 import json
@@ -309,8 +310,7 @@ class _Generator:
         # One random stream per resource: adding a resource to the model leaves the others'
         # records unchanged.
         rng = random.Random(f"{self.seed}/{resource.name}")
-        fake = Faker("en_US")
-        fake.seed_instance(rng.getrandbits(64))
+        fake = _pooled(rng)
         made = self.ids.setdefault(resource.name, [])
         taken: set[str] = set()
         for _ in range(count):
@@ -345,8 +345,7 @@ class _Generator:
     ) -> Iterator[tuple[str, str, Record]]:
         """Each record with generated values for the declared fields it lacks."""
         rng = random.Random(f"{self.seed}/{resource.name}/completed")
-        fake = Faker("en_US")
-        fake.seed_instance(rng.getrandbits(64))
+        fake = _pooled(rng)
         for name, record_id, record in records:
             missing = resource.fields.keys() - record.keys()
             if not missing:
@@ -376,7 +375,7 @@ class _Generator:
             return text, int(text)
         return text, text
 
-    def _record(self, resource: Resource, rng: random.Random, fake: Faker) -> Record:
+    def _record(self, resource: Resource, rng: random.Random, fake: _Pooled) -> Record:
         states = _pick_states(resource, rng)
         required_now, owned_by_states = _state_fields(resource.state_machines, states)
         times = self._timeline(resource, rng, required_now, owned_by_states)
@@ -421,11 +420,18 @@ class _Generator:
             record[spec.name] = None
 
     def _unique(
-        self, resource: Resource, spec: FieldSpec, rng: random.Random, fake: Faker, *, needed: bool
+        self,
+        resource: Resource,
+        spec: FieldSpec,
+        rng: random.Random,
+        pooled: _Pooled,
+        *,
+        needed: bool,
     ) -> Any:
-        value = _value(spec, rng, fake, filled=needed, draws=self.draws)
         if spec.name not in resource.unique:
-            return value
+            return _value(spec, rng, pooled, filled=needed, draws=self.draws)
+        fake = pooled.faker  # a unique field's values must not repeat
+        value = _value(spec, rng, fake, filled=needed, draws=self.draws)
         seen = self.unique_values.setdefault((resource.name, spec.name), set())
         for _ in range(_UNIQUE_TRIES):
             if json.dumps(value) not in seen:
@@ -473,16 +479,17 @@ class _Generator:
         ]
         moment = ANCHOR - timedelta(days=rng.uniform(2, 400))
         times: dict[str, Any] = {}
-        for name in sorted(names, key=lambda n: (_time_rank(n), n)):
+        for name in names:  # in the order of a record's life (`_time_fields`)
             moment += timedelta(minutes=rng.uniform(1, 4 * 24 * 60))
             times[name] = self._format_time(moment, resource.fields[name])
         return times
 
     def _time_fields(self, resource: Resource) -> list[tuple[str, FieldSpec]]:
-        """The resource's fields a record's timeline fills (found once per resource)."""
+        """The resource's fields a record's timeline fills, in the order of a record's life
+        (found once per resource)."""
         found = self.time_fields.get(resource.name)
         if found is None:
-            found = self.time_fields[resource.name] = [
+            fields = [
                 (name, spec)
                 for name, spec in resource.fields.items()
                 if _is_time(spec)
@@ -490,6 +497,9 @@ class _Generator:
                 and spec.reference is None
                 and spec.generator is None
             ]
+            found = self.time_fields[resource.name] = sorted(
+                fields, key=lambda item: (_time_rank(item[0]), item[0])
+            )
         return found
 
     def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
@@ -687,7 +697,7 @@ def _typed_enum(value: str, schema: JsonSchema) -> Any:
 def _value(
     spec: FieldSpec,
     rng: random.Random,
-    fake: Faker,
+    fake: Fake,
     *,
     filled: bool = False,
     draws: dict[tuple[int, bool], _Draw] | None = None,
@@ -698,11 +708,14 @@ def _value(
         key = (id(spec), filled)
         draw = None if draws is None else draws.get(key)
         if draw is None:
-            draw = _draw(spec.enum_frequencies, filled=filled)
+            draw = _draw(spec.enum_frequencies, spec.schema_, filled=filled)
             if draws is not None:
                 draws[key] = draw
         options, cumulative = draw
-        return _typed_enum(rng.choices(options, cum_weights=cumulative)[0], spec.schema_)
+        # What `rng.choices(options, cum_weights=cumulative)[0]` draws, without its set-up.
+        return options[
+            bisect.bisect(cumulative, rng.random() * cumulative[-1], 0, len(options) - 1)
+        ]
     schema = spec.schema_
     enum = schema.get("enum")
     if filled and enum and any(option != "" for option in enum):
@@ -710,16 +723,17 @@ def _value(
     return value_from_schema(schema, spec.name, rng, fake, depth=0)
 
 
-_Draw = tuple[list[str], list[int]]
+_Draw = tuple[list[Any], list[float]]
 
 
-def _draw(frequencies: Mapping[str, int], *, filled: bool) -> _Draw:
-    """An enum's options and cumulative weights (`random.choices` draws the same with them as
-    with the weights, without adding them up again for every value)."""
+def _draw(frequencies: Mapping[str, int], schema: JsonSchema, *, filled: bool) -> _Draw:
+    """An enum's options, as the schema types them, and cumulative weights (a draw need not
+    add them up or type its value again)."""
     if filled:
         kept = {option: n for option, n in frequencies.items() if option != "" and n > 0}
         frequencies = kept or frequencies
-    return list(frequencies), list(itertools.accumulate(frequencies.values()))
+    options = [_typed_enum(option, schema) for option in frequencies]
+    return options, [float(n) for n in itertools.accumulate(frequencies.values())]
 
 
 _MAX_DEPTH = 4
@@ -736,7 +750,7 @@ def _number_from(schema: JsonSchema, kind: str, rng: random.Random) -> int | flo
 
 
 def value_from_schema(
-    schema: JsonSchema, name: str, rng: random.Random, fake: Faker, depth: int
+    schema: JsonSchema, name: str, rng: random.Random, fake: Fake, depth: int
 ) -> Any:
     if "const" in schema:
         return schema["const"]
@@ -772,7 +786,7 @@ def value_from_schema(
     return _string(schema, name, rng, fake)
 
 
-def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Faker) -> str:
+def _string(schema: JsonSchema, name: str, rng: random.Random, fake: Fake) -> str:
     carried = _carried_value(schema, rng)
     if carried is not None:
         return carried
@@ -800,11 +814,11 @@ _FORMAT_PROVIDERS = {
 }
 
 
-def _by_format(fmt: str, rng: random.Random, fake: Faker) -> str | None:
+def _by_format(fmt: str, rng: random.Random, fake: Fake) -> str | None:
     """A value of a string format, or None for a format without a maker."""
     provider = _FORMAT_PROVIDERS.get(fmt)
     if provider is not None:
-        return str(getattr(fake, provider)())
+        return _make(fake, provider)
     if fmt == "uuid":
         return mint_id(IdFormat(kind="uuid"), rng)
     if fmt == "date":
@@ -861,8 +875,49 @@ _BY_NAME: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 
-def _by_name(name: str, rng: random.Random, fake: Faker) -> str:
-    provider = _provider_for(name)
+def _by_name(name: str, rng: random.Random, fake: Fake) -> str:
+    return _make(fake, _provider_for(name))
+
+
+_POOL = 1000
+"""Values a provider makes per resource before the resource draws among those it made: Faker
+costs most of generating a record, and a large world needs no more distinct sentences."""
+
+
+class _Pooled:
+    """A resource's Faker whose providers make their first `_POOL` values, then draw among
+    them with the resource's random stream (a small world's values are Faker's own, and any
+    world's the same for a seed)."""
+
+    __slots__ = ("_made", "_rng", "faker")
+
+    def __init__(self, faker: Faker, rng: random.Random) -> None:
+        self.faker = faker
+        self._rng = rng
+        self._made: dict[str, list[str]] = {}
+
+    def make(self, provider: str) -> str:
+        made = self._made.setdefault(provider, [])
+        if len(made) < _POOL:
+            made.append(_provide(self.faker, provider))
+            return made[-1]
+        return self._rng.choice(made)
+
+
+Fake = Faker | _Pooled
+
+
+def _pooled(rng: random.Random) -> _Pooled:
+    fake = Faker("en_US")
+    fake.seed_instance(rng.getrandbits(64))
+    return _Pooled(fake, rng)
+
+
+def _make(fake: Fake, provider: str) -> str:
+    return fake.make(provider) if isinstance(fake, _Pooled) else _provide(fake, provider)
+
+
+def _provide(fake: Faker, provider: str) -> str:
     if provider == "headline":
         return str(fake.sentence(nb_words=5).rstrip("."))
     return str(getattr(fake, provider)())
