@@ -43,6 +43,17 @@ from myna.backends.crm.objects import (
     sobject,
 )
 from myna.backends.crm.permissions import PERMISSIONS, SET_FIELDS, permission_values
+from myna.backends.crm.records import (
+    ADDRESS_PARTS,
+    Violation,
+    address,
+    case_values,
+    case_violation,
+    converted_lead,
+    line_values,
+    person_name,
+    rolled_up_amount,
+)
 from myna.backends.crm.rules import CATALOGUE, Rules
 from myna.errors import MockError
 from myna.mocks.dialects import QuerySyntaxError
@@ -71,8 +82,6 @@ EVERY: Final = tuple(name for name, _ in PERMISSIONS)
 SCOPES: Final = "refresh_token api"
 
 CONVERTED_STATUS: Final = "Closed - Converted"
-# The reference org's one validation rule (Setup > Case > Validation Rules).
-CASE_REASON_RULE: Final = "Choose a case reason before closing the case."
 
 # Objects whose records go with a deleted parent: (child, reference field).
 CASCADES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
@@ -116,19 +125,6 @@ NEW_USER_SETTINGS: Final = (
     "UserPreferencesTaskRemindersCheckboxDefault",
     "UserPreferencesLightningExperiencePreferred",
 )
-
-# An address's parts, by the key its compound field gives each (in the order Salesforce
-# renders them).
-ADDRESS_PARTS: Final[Mapping[str, str]] = {
-    "city": "City",
-    "country": "Country",
-    "geocodeAccuracy": "GeocodeAccuracy",
-    "latitude": "Latitude",
-    "longitude": "Longitude",
-    "postalCode": "PostalCode",
-    "state": "State",
-    "street": "Street",
-}
 
 _DATA_PATH: Final = re.compile(r"^/services/data/(v\d+\.\d)(?:/(.*?))?/?$")
 _VERSIONS: Final = re.compile(r"^/services/data/?$")
@@ -180,6 +176,12 @@ class Refused(MockError):
         return [entry]
 
 
+def refuse(violation: Violation | None) -> None:
+    """Raise a rule's violation (`records.py`) as the org's refusal; nothing when there is none."""
+    if violation is not None:
+        raise Refused(violation.status, violation.code, violation.message, violation.fields)
+
+
 def not_found() -> Refused:
     return Refused(404, "NOT_FOUND", "The requested resource does not exist", None)
 
@@ -226,12 +228,6 @@ def _group_label(row: Row) -> str:
     """How a refusal names a group: its name; a role's groups have none, only the role's
     developer name."""
     return str(row["Name"] or row["DeveloperName"] or row["Id"])
-
-
-def _address(row: Row) -> dict[str, Any] | None:
-    """The compound address of a record's parts, or null when every part is."""
-    parts = {key: row[name] for key, name in ADDRESS_PARTS.items()}
-    return parts if any(value is not None for value in parts.values()) else None
 
 
 def _row_methods(obj: SObject) -> tuple[str, ...]:
@@ -818,10 +814,8 @@ class Org:
     def update(self, name: str, record_id: str, values: Mapping[str, Any], user: str) -> None:
         obj = OBJECTS[name]
         row = self.find(name, record_id)
-        if name == "Lead" and row["IsConverted"]:
-            raise Refused(
-                400, "CANNOT_UPDATE_CONVERTED_LEAD", "cannot reference converted lead", []
-            )
+        if name == "Lead":
+            refuse(converted_lead(row))
         sent = self._checked(obj, values, creating=False)
         cleared = [
             spec.name
@@ -964,29 +958,17 @@ class Org:
     def _derive(self, obj: SObject, before: Row | None, after: Row, sent: Row) -> None:
         after.update(self.rules.entry_values(obj, before, after, sent))
         if obj.has("FirstName") and obj.name != "Account":
-            first = after.get("FirstName")
-            after["Name"] = f"{first} {after['LastName']}" if first else after["LastName"]
+            after["Name"] = person_name(after)
         if obj.has("Address"):
-            after["Address"] = _address(after)
+            after["Address"] = address(after)
         if obj.name == "Case":
-            self._case(before, after)
+            # What a status sets is the model's (above); what is no constant is `records`'.
+            refuse(case_violation(before, after))
+            after.update(case_values(before, after, self.stamp()))
         elif obj.name == "OpportunityLineItem":
             opportunity = self.find("Opportunity", after["OpportunityId"])
             product = self.find("Product2", after["Product2Id"])
-            after["Name"] = f"{opportunity['Name']} {product['Name']}"
-            after["TotalPrice"] = round(after["Quantity"] * after["UnitPrice"], 2)
-
-    def _case(self, before: Row | None, after: Row) -> None:
-        """What a status sets is the rules' (`_derive`); what is no constant stays here: a case
-        once escalated stays flagged, closing needs a reason and stamps the moment."""
-        if after["IsEscalated"] is None:
-            after["IsEscalated"] = False
-        closing = after["Status"] == "Closed" and (before is None or before["Status"] != "Closed")
-        if closing and after["Reason"] is None:
-            # The rule's error location is the Reason field, so the refusal names it.
-            raise Refused(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ["Reason"])
-        if closing:
-            after["ClosedDate"] = self.stamp()
+            after.update(line_values(opportunity, product, after))
 
     def _roll_up(self, line: Row | None) -> None:
         """An opportunity with products has the sum of their total prices as its Amount."""
@@ -994,9 +976,9 @@ class Org:
             return
         opportunity = self.rows["Opportunity"][line["OpportunityId"]]
         items = self.where("OpportunityLineItem", "OpportunityId", opportunity["Id"])
-        totals = [item["TotalPrice"] for item in items if not item["IsDeleted"]]
-        if totals:
-            opportunity["Amount"] = round(sum(totals), 2)
+        amount = rolled_up_amount(items)
+        if amount is not None:
+            opportunity["Amount"] = amount
 
     # -- users, roles, groups and permission sets ----------------------------------------------
 
@@ -1218,10 +1200,7 @@ class Org:
         """Apex `Database.convertLead`: an Account, a Contact and (unless told not to) an
         Opportunity from the lead, which becomes read-only with the converted status."""
         lead = self.find("Lead", lead_id)
-        if lead["IsConverted"]:
-            raise Refused(
-                400, "CANNOT_UPDATE_CONVERTED_LEAD", "cannot reference converted lead", []
-            )
+        refuse(converted_lead(lead))
         status = options.get("convertedStatus", CONVERTED_STATUS)
         if status != CONVERTED_STATUS:
             raise Refused(
