@@ -193,6 +193,12 @@ class Trial(BaseModel):
     tool_calls: int
     tokens: int | None = None
     repercussion: str | None = None
+    failed: list[str] = Field(default_factory=list)
+    """The checks the attempt failed, each as "name: what was wrong"."""
+
+
+FAILED_DETAIL = 240
+"""How much of a failed check's detail a trial keeps."""
 
 
 def run(
@@ -244,9 +250,7 @@ class _Plays:
 
     def _trial(self, runner: EpisodeRunner, solver: Agent, scenario: Scenario, index: int) -> Trial:
         attempt = runner.start()
-        result = attempt.submit(
-            solver.solve(task_of(scenario.episode), attempt, self.seed + index)
-        )
+        result = attempt.submit(solver.solve(task_of(scenario.episode), attempt, self.seed + index))
         return Trial(
             scenario=scenario.episode.id,
             kind=scenario.kind,
@@ -257,6 +261,11 @@ class _Plays:
             tool_calls=len(attempt.calls),
             tokens=getattr(solver, "tokens", None),
             repercussion=None if result.repercussion is None else result.repercussion.kind,
+            failed=[
+                f"{c.name}: {c.detail}"[:FAILED_DETAIL]
+                for c in result.verification.checks
+                if not c.passed
+            ],
         )
 
 
@@ -347,6 +356,44 @@ class SourceYield(BaseModel):
     rejections: dict[str, int] = Field(default_factory=dict)
 
 
+class Example(BaseModel):
+    """A failed trial shown in the report: what was asked and which checks failed."""
+
+    scenario: str
+    kind: str
+    tier: int
+    instruction: str
+    reward: float
+    failed: list[str]
+
+
+EXAMPLES = 2
+"""Failed trials the report shows per kind and tier."""
+
+
+def examples(prepared: Prepared, trials: Sequence[Trial]) -> list[Example]:
+    """The first failed trials of each kind and tier, with their instructions."""
+    asked = {s.episode.id: s.episode.problem.instruction for s in prepared.accepted}
+    shown: dict[tuple[str, int], list[Example]] = {}
+    for trial in trials:
+        slot = shown.setdefault((trial.kind, trial.tier), [])
+        if trial.passed or len(slot) >= EXAMPLES or trial.scenario not in asked:
+            continue
+        if any(e.scenario == trial.scenario for e in slot):
+            continue
+        slot.append(
+            Example(
+                scenario=trial.scenario,
+                kind=trial.kind,
+                tier=trial.tier,
+                instruction=asked[trial.scenario],
+                reward=trial.reward,
+                failed=trial.failed,
+            )
+        )
+    return [example for key in sorted(shown) for example in shown[key]]
+
+
 class BenchResult(BaseModel):
     format: str = "myna.itsmbench/1"
     source: str
@@ -362,6 +409,7 @@ class BenchResult(BaseModel):
     by_kind: dict[str, Score]
     by_tier: dict[str, Score]
     trials: list[Trial]
+    examples: list[Example] = Field(default_factory=list)
 
     @property
     def survival(self) -> tuple[int, int]:
@@ -422,4 +470,5 @@ def result(
         by_kind={kind: score([t for t in trials if t.kind == kind]) for kind in kinds},
         by_tier={str(tier): score([t for t in trials if t.tier == tier]) for tier in tiers},
         trials=list(trials),
+        examples=examples(prepared, trials),
     )

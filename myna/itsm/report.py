@@ -6,12 +6,14 @@ here, so it opens from disk in any browser.
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from html import escape
 from importlib.resources import files
 from pathlib import Path
 from string import Template
 
-from myna.itsm.bench import BenchResult, Score
+from myna.itsm.bench import BenchResult, Example, Score, Trial
 
 BAR_WIDTH = 360
 
@@ -33,23 +35,79 @@ def _score_row(scope: str, score: Score, k: int) -> str:
     return "<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
 
 
-def bar_chart(values: dict[str, float]) -> str:
-    """Horizontal bars of shares in [0, 1], one per label."""
-    row = 22
-    height = row * len(values) + 10
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One kind and tier of a run: its trials, how many passed, and their rewards."""
+
+    kind: str
+    tier: int | None
+    trials: int
+    passed: int
+    partial: int
+    """Failed trials that still earned some reward (some goal checks met, no guard broken)."""
+    partial_reward: float
+    """Their mean reward."""
+    failed_checks: Counter[str]
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.trials if self.trials else None
+
+    @property
+    def label(self) -> str:
+        return self.kind if self.tier is None else f"{self.kind} (tier {self.tier})"
+
+
+def cells(result: BenchResult) -> list[Cell]:
+    """Every kind and tier the run played, and every kind it had no scenario of (tier None)."""
+    groups: dict[tuple[str, int], list[Trial]] = {}
+    for trial in result.trials:
+        groups.setdefault((trial.kind, trial.tier), []).append(trial)
+    out = []
+    for kind in [y.kind for y in result.yields]:
+        tiers = sorted(tier for k, tier in groups if k == kind)
+        if not tiers:
+            out.append(Cell(kind, None, 0, 0, 0, 0.0, Counter()))
+        for tier in tiers:
+            played = groups[(kind, tier)]
+            partial = [t.reward for t in played if not t.passed and t.reward > 0]
+            failed = Counter(f.split(":", 1)[0] for t in played if not t.passed for f in t.failed)
+            out.append(
+                Cell(
+                    kind,
+                    tier,
+                    len(played),
+                    sum(t.passed for t in played),
+                    len(partial),
+                    sum(partial) / len(partial) if partial else 0.0,
+                    failed,
+                )
+            )
+    return out
+
+
+def bar_chart(rows: list[Cell]) -> str:
+    """Horizontal bars of pass^1, one per kind and tier, each with its counts beside it; a kind
+    without scenarios gets a row saying so."""
+    row, left = 22, 190
+    height = row * len(rows) + 10
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{BAR_WIDTH + 220}" '
-        f'height="{height}" role="img" aria-label="pass^1 by kind">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="bars" width="{BAR_WIDTH + left + 150}" '
+        f'height="{height}" role="img" aria-label="pass^1 by kind and tier">'
     ]
-    for index, (label, value) in enumerate(values.items()):
+    for index, cell in enumerate(rows):
         y = 5 + index * row
-        width = max(0.0, min(1.0, value)) * BAR_WIDTH
-        parts.append(f'<text x="0" y="{y + 14}">{escape(label)}</text>')
+        parts.append(f'<text x="0" y="{y + 14}">{escape(cell.label)}</text>')
+        if cell.rate is None:
+            parts.append(f'<text x="{left}" y="{y + 13}" fill="#888">no scenarios</text>')
+            continue
+        width = max(0.0, min(1.0, cell.rate)) * BAR_WIDTH
+        counts = f"{cell.passed}/{cell.trials} ({percent(cell.rate)})"
         parts.append(
-            f'<rect x="130" y="{y}" width="{width:.1f}" height="16" fill="#4a7bb7">'
-            f"<title>{escape(label)}: {percent(value)}</title></rect>"
+            f'<rect x="{left}" y="{y}" width="{width:.1f}" height="16" fill="#4a7bb7">'
+            f"<title>{escape(cell.label)}: {counts}</title></rect>"
         )
-        parts.append(f'<text x="{136 + width:.1f}" y="{y + 13}">{percent(value)}</text>')
+        parts.append(f'<text x="{left + 6 + width:.1f}" y="{y + 13}">{counts}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -85,17 +143,75 @@ def curve_chart(points: dict[int, float]) -> str:
     return "".join(parts)
 
 
-def render_html(result: BenchResult) -> str:
-    template = Template(files("myna.itsm.templates").joinpath("report.html").read_text("utf-8"))
-    accepted, generated = result.survival
-    k = max(result.overall.pass_hat, default=1)
-    yield_rows = "".join(
+def _yield_rows(result: BenchResult) -> str:
+    return "".join(
         f"<tr><td>{escape(y.kind)}</td><td>{y.yielded}</td><td>{y.generated}</td>"
         f"<td>{y.accepted}</td><td>"
         + escape(", ".join(f"{gate} ({n})" for gate, n in sorted(y.rejections.items())))
         + "</td></tr>"
         for y in result.yields
     )
+
+
+def _cell_rows(rows: list[Cell]) -> str:
+    out = []
+    for cell in rows:
+        if cell.rate is None:
+            out.append(f"<tr><td>{escape(cell.kind)}</td><td colspan=6>no scenarios</td></tr>")
+            continue
+        common = ", ".join(f"{escape(name)} ({n})" for name, n in cell.failed_checks.most_common(3))
+        zero = cell.trials - cell.passed - cell.partial
+        out.append(
+            f"<tr><td>{escape(cell.kind)}</td><td>{cell.tier}</td>"
+            f"<td>{cell.passed}/{cell.trials}</td><td>{percent(cell.rate)}</td>"
+            f"<td>{cell.partial} (mean {cell.partial_reward:.2f})</td><td>{zero}</td>"
+            f"<td>{common or '-'}</td></tr>"
+        )
+    return "".join(out)
+
+
+def _example(example: Example) -> str:
+    failed = "".join(f"<li><code>{escape(f)}</code></li>" for f in example.failed)
+    return (
+        f'<div class="example"><h3>{escape(example.kind)}, tier {example.tier}: '
+        f"<code>{escape(example.scenario)}</code> (reward {example.reward:.2f})</h3>"
+        f"<blockquote>{escape(example.instruction)}</blockquote>"
+        f"<p>Failed checks:</p><ul>{failed or '<li>none recorded</li>'}</ul></div>"
+    )
+
+
+def seed_summary(result: BenchResult) -> str:
+    """What the data could not seed, in one sentence: records and fields per kind of issue."""
+    what = {
+        "table_missing": "records of tables the model lacks",
+        "field_missing": "values of fields the model lacks",
+        "value_outside_schema": "values the model's schema refuses",
+        "filled": "fields filled with the empty value",
+    }
+    totals: Counter[str] = Counter()
+    fields: dict[str, set[str]] = {}
+    for issue in result.seed_issues:
+        kind = str(issue["kind"])
+        totals[kind] += int(str(issue["count"]))
+        where = (
+            str(issue["table"]) if kind == "table_missing" else f"{issue['table']}.{issue['field']}"
+        )
+        fields.setdefault(kind, set()).add(where)
+    if not totals:
+        return "Every imported record fitted the model."
+    parts = [
+        f"{totals[kind]:,} {what.get(kind, kind)} (in {', '.join(sorted(fields[kind])[:3])}"
+        + (f" and {len(fields[kind]) - 3} more" if len(fields[kind]) > 3 else "")
+        + ")"
+        for kind in sorted(totals)
+    ]
+    return "Left out or changed while seeding: " + "; ".join(parts) + "."
+
+
+def render_html(result: BenchResult) -> str:
+    template = Template(files("myna.itsm.templates").joinpath("report.html").read_text("utf-8"))
+    accepted, generated = result.survival
+    k = max(result.overall.pass_hat, default=1)
     score_rows = _score_row("all", result.overall, k)
     score_rows += "".join(_score_row(kind, s, k) for kind, s in result.by_kind.items())
     score_rows += "".join(_score_row(f"tier {t}", s, k) for t, s in result.by_tier.items())
@@ -108,6 +224,7 @@ def render_html(result: BenchResult) -> str:
         + "</tr>"
         for issue in result.seed_issues
     )
+    rows = cells(result)
     return template.substitute(
         agent=escape(result.agent),
         source=escape(result.source),
@@ -119,10 +236,16 @@ def render_html(result: BenchResult) -> str:
         accepted=accepted,
         generated=generated,
         survival_pct=percent(accepted / generated if generated else None),
-        yield_rows=yield_rows,
+        trials=result.overall.trials,
+        pass1=percent(result.overall.pass_hat.get(1)),
+        empty_kinds=escape(", ".join(c.kind for c in rows if c.rate is None) or "none"),
+        seed_summary=escape(seed_summary(result)),
+        yield_rows=_yield_rows(result),
         max_k=k,
         score_rows=score_rows,
-        kind_chart=bar_chart({kind: s.pass_hat.get(1, 0.0) for kind, s in result.by_kind.items()}),
+        kind_chart=bar_chart(rows),
+        cell_rows=_cell_rows(rows),
+        examples="".join(_example(e) for e in result.examples) or "<p>No trial failed.</p>",
         curve_chart=curve_chart(result.overall.pass_hat),
         seed_rows=seed_rows,
     )

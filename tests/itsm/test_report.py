@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -53,9 +54,9 @@ def _outline(page: str) -> _Outline:
 
 def test_report_has_tables_and_charts_and_needs_nothing_else(result: BenchResult) -> None:
     outline = _outline(report.render_html(result))
-    assert {"survival", "yields", "overall", "seed-issues"} <= outline.ids
+    assert {"survival", "yields", "overall", "seed-issues", "by-kind-tier"} <= outline.ids
     assert outline.tags["svg"] == 2
-    assert outline.tags["rect"] == len(result.by_kind)
+    assert outline.tags["rect"] == len({(t.kind, t.tier) for t in result.trials})
     assert outline.tags["circle"] == len(result.overall.pass_hat) == 3
     assert outline.tags["polyline"] == 1
     assert outline.external == []
@@ -64,6 +65,64 @@ def test_report_has_tables_and_charts_and_needs_nothing_else(result: BenchResult
     accepted, generated = result.survival
     assert f"{accepted} of {generated}" in text
     assert "synthetic data" in text
+
+
+def test_every_bar_has_its_counts_beside_it(result: BenchResult) -> None:
+    text = " ".join(_outline(report.bar_chart(report.cells(result))).text)
+    for cell in report.cells(result):
+        played = [t for t in result.trials if (t.kind, t.tier) == (cell.kind, cell.tier)]
+        passed = sum(t.passed for t in played)
+        assert f"{passed}/{len(played)}" in text
+        assert (cell.passed, cell.trials) == (passed, len(played))
+
+
+def test_kinds_without_scenarios_are_shown(result: BenchResult) -> None:
+    gone = result.trials[0].kind
+    emptied = result.model_copy(
+        update={"trials": [t for t in result.trials if t.kind != gone], "examples": []}
+    )
+    rows = {c.kind: c for c in report.cells(emptied)}
+    assert set(rows) == {y.kind for y in result.yields}
+    assert rows[gone].rate is None
+    text = " ".join(_outline(report.render_html(emptied)).text)
+    assert f"Kinds the data gave no scenario of: {gone}." in text
+
+
+def test_failing_examples_show_the_instruction_and_the_failed_checks(result: BenchResult) -> None:
+    failed = [t for t in result.trials if not t.passed]
+    assert failed
+    assert result.examples
+    assert all(e.failed for e in result.examples)
+    page = report.render_html(result)
+    text = " ".join(_outline(page).text)
+    for example in result.examples:
+        assert example.instruction.split(":")[0] in text
+        assert example.failed[0].split(":")[0] in text
+    shown = {(e.kind, e.tier) for e in result.examples}
+    assert shown == {(t.kind, t.tier) for t in failed}
+
+
+def test_partial_reward_is_explained_and_counted(result: BenchResult) -> None:
+    outline = _outline(report.render_html(result))
+    assert "partial-reward" in outline.ids
+    text = " ".join(outline.text)
+    assert "0 when any guard fails" in " ".join(text.split())
+    for cell in report.cells(result):
+        played = [t for t in result.trials if (t.kind, t.tier) == (cell.kind, cell.tier)]
+        partial = [t for t in played if not t.passed and t.reward > 0]
+        assert cell.partial == len(partial)
+
+
+def test_what_could_not_be_seeded_is_summed_up(result: BenchResult) -> None:
+    summary = report.seed_summary(result)
+    total = sum(int(str(i["count"])) for i in result.seed_issues)
+    counted = sum(
+        int(n.replace(",", "")) for n in re.findall(r"([\d,]+) (?:values|fields|records)", summary)
+    )
+    assert counted == total
+    assert summary in " ".join(_outline(report.render_html(result)).text)
+    clean = result.model_copy(update={"seed_issues": []})
+    assert report.seed_summary(clean) == "Every imported record fitted the model."
 
 
 def test_report_escapes_what_comes_from_the_data(result: BenchResult) -> None:
