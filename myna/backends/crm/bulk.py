@@ -136,7 +136,10 @@ def _csv_outcomes(org: Org, job: Job, user: str) -> list[Outcome]:
 
 def _read_csv(text: str, delimiter: str) -> list[dict[str, str]]:
     reader = csv.DictReader(io.StringIO(text), delimiter=DELIMITERS[delimiter])
-    return [{key: value or "" for key, value in row.items() if key} for row in reader]
+    try:
+        return [{key: value or "" for key, value in row.items() if key} for row in reader]
+    except csv.Error as error:  # a cell past the csv module's size limit, for one
+        raise _refused(400, "INVALIDBATCH", f"InvalidBatch : CSV not parsed: {error}") from None
 
 
 def _write_csv(header: list[str], rows: list[list[str]], job: Job) -> str:

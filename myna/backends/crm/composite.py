@@ -95,13 +95,15 @@ def _composite(org: Org, request: Request, user: str) -> dict[str, Any]:
         raise _bad(
             f"compositeRequest must hold 1 to {MAX_SUBREQUESTS} subrequests", "INVALID_REQUEST"
         )
+    # Every subrequest is checked before the first runs: a bad one refuses the whole request
+    # before anything is written.
+    if not all(isinstance(s, dict) and s.get("referenceId") and s.get("url") for s in subrequests):
+        raise _bad("Each subrequest needs a method, a url and a referenceId", "INVALID_REQUEST")
     all_or_none = spec.get("allOrNone") is True
     restore = org.savepoint()
     answers: dict[str, tuple[int, Any]] = {}
     results: list[dict[str, Any]] = []
     for sub in subrequests:
-        if not isinstance(sub, dict) or not sub.get("referenceId") or not sub.get("url"):
-            raise _bad("Each subrequest needs a method, a url and a referenceId", "INVALID_REQUEST")
         reference = str(sub["referenceId"])
         try:
             url = _resolve(str(sub["url"]), answers)
@@ -210,8 +212,12 @@ def _tree(org: Org, request: Request, version: str, name: str, user: str) -> Rep
     restore = org.savepoint()
     done: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
-    for record in records:
-        _plant(org, obj, record, {}, user, done, failures)
+    try:
+        for record in records:
+            _plant(org, obj, record, {}, user, done, failures)
+    except Refused:
+        restore()  # a malformed part refuses the whole tree: nothing of it stays
+        raise
     if failures:
         restore()
         return _json(400, {"hasErrors": True, "results": failures})
