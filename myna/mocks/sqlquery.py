@@ -62,6 +62,17 @@ class Compiler:
         self._mark = mark
         self._find = "strpos" if postgres else "instr"
         self.params: list[Any] = []
+        # Column stems of the filter's top-level conjuncts `field = value` that compiled to one
+        # lookup of the text index: two of them are worth an index on both (`QueryTables`).
+        self.lookups: list[str] = []
+        self._conjuncts: set[int] = set()
+        self._conjunct = False
+
+    def filter(self, where: Filter) -> str | None:
+        """`where` as SQL, noting its single-lookup equalities in `lookups`."""
+        parts = where.parts if isinstance(where, And) else (where,)
+        self._conjuncts = {id(p) for p in parts if isinstance(p, Condition) and p.op == "="}
+        return self.where(where)
 
     def _param(self, value: Any) -> str:
         self.params.append(value)
@@ -96,6 +107,7 @@ class Compiler:
         return ", ".join([*terms, "q.place"])
 
     def _condition(self, condition: Condition) -> str | None:
+        self._conjunct = id(condition) in self._conjuncts
         c = self._columns[condition.field]
         op, value = condition.op, condition.value
         negated = op in ("!=", "not_in", "not_like")
@@ -115,17 +127,22 @@ class Compiler:
         if expected is None or expected == "":
             return f"{c}_b = 1"
         operand = cell(expected)
-        if operand is None or operand.rank in (2, 3):
+        if operand is None or operand.rank == 3:
             return self._compare(c, "=", expected)
         text = f"{c}_t = {self._param(operand.text)} AND {c}_r <> 3"
         stats = self._stats[c]
-        if not stats.ranks & (1 << operand.rank):
+        canonical = canonical_number(operand.number)
+        # Every number of the field written in its canonical form: `=` compares texts.
+        plain = operand.rank == 0 and stats.plain
+        if (
+            operand.rank == 2
+            or not stats.ranks & (1 << operand.rank)
+            or (plain and canonical == operand.text)
+        ):
+            if self._conjunct:
+                self.lookups.append(c)
             return f"({text})"
-        if operand.rank == 0 and stats.plain:
-            # Every number of the field is written in its canonical form.
-            canonical = canonical_number(operand.number)
-            if canonical == operand.text:
-                return f"({text})"
+        if plain:
             return f"(({text}) OR ({c}_t = {self._param(canonical)} AND {c}_r = 0))"
         same = f"{c}_r = {operand.rank} AND {c}_n = {self._param(operand.number)}"
         return f"(({text}) OR ({same}))"
@@ -270,6 +287,7 @@ class QueryTables:
         self._postgres = postgres
         self._columns: set[tuple[str, str]] = set()  # (resource, field) with columns
         self._filled: dict[Fact, FieldStats] = {}
+        self._indexes: set[str] = set()  # indexes on pairs of fields
         self._lock = threading.Lock()
         text = 'TEXT COLLATE "C"' if postgres else "TEXT"
         real = "DOUBLE PRECISION" if postgres else "REAL"
@@ -285,13 +303,32 @@ class QueryTables:
     def _sql(self, text: str) -> str:
         return text.replace("?", self._mark)
 
-    def publish(
-        self, columns: Iterable[tuple[str, str]], filled: Mapping[Fact, FieldStats]
-    ) -> None:
+    def publish(self, pending: Pending) -> None:
         """Remember what a committed transaction found or wrote."""
         with self._lock:
-            self._columns.update(columns)
-            self._filled.update(filled)
+            self._columns.update(pending.columns)
+            self._filled.update(pending.filled)
+            self._indexes.update(pending.indexes)
+
+    def paired(self, resource: str, stems: Sequence[str]) -> str | None:
+        """The index on two fields filtered together by equality, if it exists (None: create
+        it with `pair`)."""
+        name = self._pair_name(resource, stems)
+        return name if name in self._indexes else None
+
+    def pair(self, cursor: Any, resource: str, stems: Sequence[str], pending: Pending) -> None:
+        """Index two fields a filter compares by equality together (on the table's rows:
+        a count of both reads one index range instead of a row per match of either)."""
+        name = self._pair_name(resource, stems)
+        first, second = (stem.removeprefix("q.") for stem in sorted(stems[:2]))
+        columns = f"snapshot, {first}_t, {second}_t, place, {first}_r, {second}_r"
+        table = table_name(self._prefix, resource)
+        cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")
+        pending.indexes.add(name)
+
+    def _pair_name(self, resource: str, stems: Sequence[str]) -> str:
+        table = table_name(self._prefix, resource)
+        return f"{self._prefix}qi_{_digest(table + ' '.join(sorted(stems[:2])))}c"
 
     def forget(self, snapshot: str) -> None:
         with self._lock:
@@ -344,10 +381,8 @@ class QueryTables:
         for field in added:  # an index built over filled columns costs one sort
             self._add_indexes(cursor, table, field)
         if wrote:
-            # The planner's statistics (sampled): which index narrows a filter most, and that
-            # a snapshot's rows are most of the table.
-            if not self._postgres:
-                cursor.execute("PRAGMA analysis_limit = 2000")
+            # The planner's statistics: which index narrows a filter most, and that a
+            # snapshot's rows are most of the table.
             cursor.execute(f"ANALYZE {table}")
         return stats
 
@@ -499,3 +534,4 @@ class Pending:
 
     columns: set[tuple[str, str]]
     filled: dict[Fact, FieldStats]
+    indexes: set[str]

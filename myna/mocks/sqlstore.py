@@ -693,9 +693,13 @@ class SqlTransaction:
             return None
         store = self._store
         compiler = Compiler(stats, mark=store._sql.mark, postgres=not store._sqlite)
-        where = ALWAYS if query.where is None else compiler.where(query.where)
+        where = ALWAYS if query.where is None else compiler.filter(query.where)
         if where is None:
             return None
+        pair = sorted(set(compiler.lookups))[:2]
+        tables = store._query_tables
+        if len(pair) == 2 and tables.paired(resource, pair) is None and self._may_fill():
+            tables.pair(self._cursor, resource, pair, self._pending_facts())
         base_rows, total = self._sql_page(resource, query, scoped, where, compiler)
         layers = {layer.id: layer for layer in chain}
         found: _Matches = []
@@ -767,21 +771,31 @@ class SqlTransaction:
         known = tables.known(resource, fields, [layer.id for layer in holding])
         if known is not None:
             return known
+        if not self._may_fill():
+            return None
+        rows = [LayerRows(layer.id, _layer_records(layer, resource)) for layer in holding]
+        return tables.ensure(self._cursor, resource, fields, rows, self._pending_facts())
+
+    def _may_fill(self) -> bool:
+        """Whether this transaction may write the query tables (beginning it on the private
+        in-memory database, whose reads run outside a transaction)."""
         store = self._store
         if store._sqlite:
             if self._deferred:
-                return None  # a read on a shared file holds no write lock to fill under
+                return False  # a read on a shared file holds no write lock to fill under
             if store._private and not store._sqlite_driver.in_transaction:
                 self._cursor.execute("BEGIN IMMEDIATE")
+        return True
+
+    def _pending_facts(self) -> Pending:
         if self._pending is None:
-            self._pending = Pending(set(), {})
-        rows = [LayerRows(layer.id, _layer_records(layer, resource)) for layer in holding]
-        return tables.ensure(self._cursor, resource, fields, rows, self._pending)
+            self._pending = Pending(set(), {}, set())
+        return self._pending
 
     def committed(self) -> None:
         """After the transaction committed: what it learned of the query tables holds."""
         if self._pending is not None:
-            self._store._query_tables.publish(self._pending.columns, self._pending.filled)
+            self._store._query_tables.publish(self._pending)
             self._pending = None
 
     def all(self, resource: str) -> Sequence[tuple[str, Record]]:
