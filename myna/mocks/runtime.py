@@ -885,6 +885,30 @@ class Mock:
         tx.insert(resource_name, record_id, record)
         return record
 
+    def update_record(
+        self, write: WriteCall, resource_name: str, record_id: str, changes: Record
+    ) -> Record:
+        """Update another record as a consequence of `write`, in its transaction and as its
+        caller (an approval that decides the change it is for): the pipeline of a client's
+        update, so that record's own rules and checks run, and a refusal there refuses `write`.
+        Returns the record as stored."""
+        contract = (
+            self._by_kind.get((resource_name, "update"))
+            or self._by_kind[(resource_name, "replace")]
+        )
+        resource = self.resources[resource_name]
+        before = write.tx.get(resource_name, record_id)
+        if before is None:
+            raise MockError(f"no {resource_name} record {record_id} to update")
+        sent = coerce_scalars(changes, resource.stringly)
+        after = {**before, **sent}
+        principal, tx, request = write.principal, write.tx, write.request
+        self._change(
+            contract,
+            WriteCall(self, resource, "update", before, after, sent, principal, tx, request),
+        )
+        return after
+
     def _fill_server_fields(
         self, resource: ResourceContract, record: Record, tx: Transaction, principal: str
     ) -> str:

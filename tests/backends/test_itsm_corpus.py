@@ -56,7 +56,8 @@ def test_every_session_states_its_task(corpus: list[Session]) -> None:
 
 def test_the_corpus_stays_modest(corpus: list[Session]) -> None:
     exchanges = sum(len(session.exchanges) for session in corpus)
-    assert 200 <= exchanges <= 400
+    # 29 chapters over 26 tables: the smoke test alone makes six calls a table.
+    assert 200 <= exchanges <= 450
 
 
 WRITABLE = sorted(

@@ -35,7 +35,15 @@ FILLED = {
 
 
 # What the rules derive, compared after every accepted write.
-DERIVED = ("state", "approval", "active", "reopen_count", "hold_reason", "incident_state")
+DERIVED = (
+    "state",
+    "approval",
+    "active",
+    "reopen_count",
+    "hold_reason",
+    "incident_state",
+    "workflow_state",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +107,8 @@ def pair() -> Pair:
 
 # A step: a move to a state (with what its data policy wants) or an edit of another field.
 def steps(table: str) -> st.SearchStrategy[dict[str, str]]:
-    moves = st.sampled_from(STATE_MODELS[table].states).map(
-        lambda state: {**FILLED, "state": state}
-    )
+    model = STATE_MODELS[table]
+    moves = st.sampled_from(model.states).map(lambda state: {**FILLED, model.field: state})
     decisions = ["approved", "rejected", "requested"] if table == "change_request" else []
     edits = st.sampled_from(
         [{"work_notes": "one more thing"}, *({"approval": value} for value in decisions)]
@@ -109,7 +116,7 @@ def steps(table: str) -> st.SearchStrategy[dict[str, str]]:
     return st.one_of(moves, edits)
 
 
-@pytest.mark.parametrize("table", ["incident", "problem", "change_request"])
+@pytest.mark.parametrize("table", ["incident", "problem", "change_request", "kb_knowledge"])
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_random_state_moves_get_the_same_answer(
@@ -121,10 +128,11 @@ def test_random_state_moves_get_the_same_answer(
         assert served == reference, values
 
 
-@pytest.mark.parametrize("table", ["incident", "problem", "change_request"])
+@pytest.mark.parametrize("table", ["incident", "problem", "change_request", "kb_knowledge"])
 def test_a_record_created_in_any_state_gets_the_same_answer(pair: Pair, table: str) -> None:
-    for state in STATE_MODELS[table].states:
-        values = {**FILLED, "short_description": "printer jam", "state": state}
+    model = STATE_MODELS[table]
+    for state in model.states:
+        values = {**FILLED, "short_description": "printer jam", model.field: state}
         reference, served = pair.send("POST", (f"{TABLE}/{table}",) * 2, values)
         assert served == reference, state
 
@@ -197,3 +205,63 @@ def test_an_assignee_outside_the_assignment_group_is_refused_alike(pair: Pair) -
         "Operation Failed",
         "Invalid update: Sam Fox is not a member of assignment group Network",
     )
+
+
+def _both(
+    pair: Pair, table: str, values: dict[str, str], theirs: dict[str, str]
+) -> tuple[str, str]:
+    """One record created on each side (`theirs`: the mock's values); their sys_ids."""
+    mine = pair.instance.insert(table, values, "ana")["sys_id"]
+    created = pair.api.post(f"{TABLE}/{table}", json=theirs)
+    assert created.status == 201, created.body
+    return mine, created.json()["result"]["sys_id"]
+
+
+DECISIONS = ["approved", "rejected", "cancelled", "not_required", "requested"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    table=st.sampled_from(["change_request", "sc_request"]),
+    decisions=st.lists(
+        st.tuples(st.integers(0, 2), st.sampled_from(DECISIONS)), min_size=1, max_size=6
+    ),
+)
+def test_approvers_decide_their_record_alike(
+    pair: Pair, table: str, decisions: list[tuple[int, str]]
+) -> None:
+    """Approvals asked of a change in Authorize (or of a request), decided in any order: each
+    decision gets the same answer, and leaves the record in the same state on both sides."""
+    record = pair.create(table)
+    if table == "change_request":
+        pair.patch(table, record, {"state": "-4"})
+        pair.patch(table, record, {"state": "-3"})
+    people = [
+        _both(pair, "sys_user", {"user_name": f"cab{n}"}, {"user_name": f"cab{n}"})
+        for n in range(3)
+    ]
+    approvals = [
+        _both(
+            pair,
+            "sysapproval_approver",
+            {"sysapproval": record[0], "approver": people[n][0]},
+            {"sysapproval": record[1], "approver": people[n][1]},
+        )
+        for n in range(3)
+    ]
+    for which, decision in decisions:
+        reference, served = pair.patch(
+            "sysapproval_approver", approvals[which], {"state": decision}
+        )
+        assert served[0] == reference[0], (which, decision, reference, served)
+        reads = (
+            pair.instance.rows[table][record[0]],
+            pair.api.get(f"{TABLE}/{table}/{record[1]}").json()["result"],
+        )
+        assert [tuple(_value(row.get(k)) for k in ("state", "approval")) for row in reads] == [
+            tuple(_value(reads[0].get(k)) for k in ("state", "approval"))
+        ] * 2
+
+
+def _value(value: Any) -> Any:
+    return value.get("value") if isinstance(value, dict) else value

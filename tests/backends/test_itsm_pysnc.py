@@ -265,3 +265,70 @@ def test_priority_is_derived_from_impact_and_urgency(client: ServiceNowClient) -
     record = client.GlideRecord("incident")
     assert record.get(sys_id)
     assert record.priority.get_value() == "1"
+
+
+def _new(client: ServiceNowClient, table: str, **values: str) -> str:
+    record = client.GlideRecord(table)
+    record.initialize()
+    for name, value in values.items():
+        record.set_value(name, value)
+    sys_id = record.insert()
+    assert sys_id is not None
+    return str(sys_id)
+
+
+def _move(client: ServiceNowClient, table: str, sys_id: str, **values: str) -> None:
+    record = client.GlideRecord(table)
+    assert record.get(sys_id)
+    for name, value in values.items():
+        record.set_value(name, value)
+    assert record.update() == sys_id
+
+
+def test_approving_through_sysapproval_approver_schedules_the_change(
+    client: ServiceNowClient,
+) -> None:
+    change = _new(client, "change_request", short_description="Rotate the TLS certificates")
+    _move(client, "change_request", change, state="-4")
+    _move(client, "change_request", change, state="-3")
+    approver = _new(client, "sys_user", user_name="cab.chair", first_name="Cab")
+    approval = _new(client, "sysapproval_approver", sysapproval=change, approver=approver)
+    mine = client.GlideRecord("sysapproval_approver")
+    mine.add_query("approver", approver)
+    mine.add_query("state", "requested")
+    mine.query()
+    assert [record.sys_id for record in mine] == [approval]
+    _move(client, "sysapproval_approver", approval, state="approved")
+    scheduled = client.GlideRecord("change_request")
+    assert scheduled.get(change)
+    assert (scheduled.state, scheduled.approval) == ("-2", "approved")
+    assert scheduled.get_display_value("state") == "Scheduled"
+
+
+def test_a_user_created_with_roles_has_them_as_pysnc_reads_them(
+    client: ServiceNowClient,
+) -> None:
+    for name in ("itil", "knowledge"):
+        _new(client, "sys_user_role", name=name)
+    user = _new(client, "sys_user", user_name="kim.reader", roles="itil,knowledge")
+    granted = client.GlideRecord("sys_user_has_role")
+    granted.add_query("user", user)
+    granted.query()
+    assert sorted(record.get_display_value("role") for record in granted) == [
+        "itil",
+        "knowledge",
+    ]
+
+
+def test_a_knowledge_article_is_published_through_review(client: ServiceNowClient) -> None:
+    base = _new(client, "kb_knowledge_base", title="IT")
+    article = _new(client, "kb_knowledge", short_description="Reset MFA", kb_knowledge_base=base)
+    _move(client, "kb_knowledge", article, workflow_state="review")
+    _move(client, "kb_knowledge", article, workflow_state="published")
+    record = client.GlideRecord("kb_knowledge")
+    assert record.get(article)
+    assert (record.workflow_state, record.get_display_value("kb_knowledge_base")) == (
+        "published",
+        "IT",
+    )
+    assert record.published

@@ -250,6 +250,56 @@ APPLICATIONS: Final = (
 )
 
 
+# Roles (name, description, elevated); users get theirs by name (`sys_user.roles`), and group
+# members inherit their group's.
+ROLES: Final = (
+    ("itil", "Fulfiller work in incident, problem and change management", False),
+    ("knowledge", "Create and edit knowledge articles", False),
+    ("catalog_admin", "Manage the service catalog", False),
+    ("approver_user", "Approve requests and changes", False),
+    ("security_admin", "Elevated privilege for security administration", True),
+)
+EXTRA_ROLES: Final = {
+    "priya.raman": "knowledge,approver_user",
+    "carlos.mendes": "approver_user",
+    "nina.sato": "catalog_admin",
+}
+# category -> (description, [(item, short description, price, [(variable, question, type,
+# mandatory)])])
+CATALOG: Final = {
+    "Hardware": (
+        "Laptops, monitors and accessories",
+        [
+            (
+                "Standard Laptop",
+                "A 14-inch business laptop with docking station",
+                "1299.00",
+                [
+                    ("operating_system", "Operating system", "5", True),
+                    ("additional_software", "Additional software", "2", False),
+                ],
+            ),
+            ("Monitor", "A 27-inch monitor", "249.00", []),
+        ],
+    ),
+    "Software": (
+        "Licences for desktop software",
+        [
+            (
+                "Software License",
+                "A licence for a desktop application",
+                "150.00",
+                [("application", "Which application", "6", True)],
+            ),
+        ],
+    ),
+}
+# knowledge base -> (description, owner, categories)
+KNOWLEDGE_BASES: Final = {
+    "IT": ("How-to and troubleshooting for IT services", "priya.raman", ("Email", "Network")),
+}
+
+
 @dataclass(slots=True)
 class Directory:
     """The sys_ids the workflows refer to, filled in by the setup session."""
@@ -257,10 +307,21 @@ class Directory:
     users: dict[str, str] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     cis: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    items: dict[str, str] = field(default_factory=dict)
+    knowledge_bases: dict[str, str] = field(default_factory=dict)
+    kb_categories: dict[str, str] = field(default_factory=dict)
 
 
 def setup_directory(scribe: Scribe, directory: Directory) -> None:
-    """Onboarding by the administrator: users, groups, memberships and configuration items."""
+    """Onboarding by the administrator: roles, users, groups, memberships and configuration
+    items."""
+    for name, description, elevated in ROLES:
+        role = scribe.create(
+            "sys_user_role",
+            {"name": name, "description": description, "elevated_privilege": elevated},
+        )
+        directory.roles[name] = sys_id(role)
     it = external_id("cmn_department", "IT")
     for user_name, first, last, title, department, vip, gender in PEOPLE:
         record = scribe.create(
@@ -281,7 +342,9 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
                 "employee_number": f"E{1040 + len(directory.users)}",
                 "gender": gender,
                 "mobile_phone": f"(555) 555-{100 + len(directory.users):04d}",
-                "roles": "itil" if department == "IT" else "",
+                "roles": ",".join(
+                    filter(None, ("itil" if department == "IT" else "", EXTRA_ROLES.get(user_name)))
+                ),
                 "cost_center": external_id("cmn_cost_center", "Corporate"),
                 "date_format": "dd-MM-yyyy",
                 "avatar": external_id("db_image", "avatar"),
@@ -416,6 +479,75 @@ def setup_directory(scribe: Scribe, directory: Directory) -> None:
     )
     directory.cis["rtr-core-01"] = sys_id(router)
     scribe.instance.oauth_clients[CLIENT_ID] = "client-secret"
+    # The elevated role is granted by hand, to the two people who hold it.
+    for user_name in ("carlos.mendes", "priya.raman"):
+        scribe.create(
+            "sys_user_has_role",
+            {"user": directory.users[user_name], "role": directory.roles["security_admin"]},
+        )
+
+
+def setup_catalog(s: Scribe, d: Directory) -> None:
+    """Set up the service catalog's categories, items and their variables, and the IT
+    knowledge base with its categories."""
+    catalog = external_id("sc_catalog", "Service Catalog")
+    for order, (category, (description, items)) in enumerate(CATALOG.items(), start=1):
+        parent = s.create(
+            "sc_category",
+            {
+                "title": category,
+                "description": description,
+                "sc_catalog": catalog,
+                "order": str(order * 100),
+            },
+        )
+        for name, short, price, variables in items:
+            item = s.create(
+                "sc_cat_item",
+                {
+                    "name": name,
+                    "short_description": short,
+                    "category": sys_id(parent),
+                    "sc_catalogs": catalog,
+                    "price": price,
+                },
+            )
+            d.items[name] = sys_id(item)
+            for position, (variable, question, kind, mandatory) in enumerate(variables, 1):
+                s.create(
+                    "item_option_new",
+                    {
+                        "name": variable,
+                        "question_text": question,
+                        "type": kind,
+                        "cat_item": sys_id(item),
+                        "mandatory": mandatory,
+                        "order": str(position * 100),
+                    },
+                )
+    s.query(
+        "item_option_new",
+        [("sysparm_query", f"cat_item={d.items['Standard Laptop']}^ORDERBYorder")],
+    )
+    for title, (description, owner, categories) in KNOWLEDGE_BASES.items():
+        base = s.create(
+            "kb_knowledge_base",
+            {"title": title, "description": description, "owner": d.users[owner]},
+        )
+        d.knowledge_bases[title] = sys_id(base)
+        for label in categories:
+            kb_category = s.create(
+                "kb_category",
+                {
+                    "label": label,
+                    "value": label.lower(),
+                    "parent_table": "kb_knowledge_base",
+                    "parent_id": sys_id(base),
+                    "full_category": label,
+                },
+            )
+            d.kb_categories[label] = sys_id(kb_category)
+    s.query("sys_user_has_role", [("sysparm_query", f"user={d.users['priya.raman']}")])
 
 
 # -- workflows ----------------------------------------------------------------------------------
@@ -948,9 +1080,23 @@ def normal_change(s: Scribe, d: Directory) -> None:
     s.patch("change_request", cid, {"state": "-4"})
     s.patch("change_request", cid, {"state": "-2"})
     s.patch("change_request", cid, {"state": "-3"})
+    approvals = [
+        s.create("sysapproval_approver", {"sysapproval": cid, "approver": d.users[approver]})
+        for approver in ("priya.raman", "carlos.mendes")
+    ]
     s.user = "priya.raman"
-    s.patch("change_request", cid, {"approval": "approved", "comments": "Approved at CAB."})
+    s.query(
+        "sysapproval_approver",
+        [("sysparm_query", f"approver={d.users['priya.raman']}^state=requested")],
+    )
+    s.patch(
+        "sysapproval_approver",
+        sys_id(approvals[0]),
+        {"state": "approved", "comments": "Approved at CAB."},
+    )
     s.user = "carlos.mendes"
+    s.patch("sysapproval_approver", sys_id(approvals[1]), {"state": "approved"})
+    s.read("change_request", cid, [("sysparm_fields", "number,state,approval")])
     tasks = [
         s.create(
             "change_task",
@@ -1026,6 +1172,7 @@ def rejected_change(s: Scribe, d: Directory) -> None:
     )
     s.patch("change_request", sys_id(change), {"state": "-3"})
     s.user = "carlos.mendes"
+    # The change manager rejects it on the change itself, which needs no approval record.
     s.patch(
         "change_request",
         sys_id(change),
@@ -1057,7 +1204,7 @@ def catalog_request(s: Scribe, d: Directory) -> None:
         "sc_req_item",
         {
             "request": sys_id(request),
-            "cat_item": external_id("sc_cat_item", "Standard Laptop"),
+            "cat_item": d.items["Standard Laptop"],
             "requested_for": d.users["nina.sato"],
             "short_description": "Standard Laptop",
             "quantity": "1",
@@ -1065,7 +1212,11 @@ def catalog_request(s: Scribe, d: Directory) -> None:
         },
     )
     s.user = "carlos.mendes"
-    s.patch("sc_request", sys_id(request), {"approval": "approved"})
+    approval = s.create(
+        "sysapproval_approver",
+        {"sysapproval": sys_id(request), "approver": d.users["carlos.mendes"]},
+    )
+    s.patch("sysapproval_approver", sys_id(approval), {"state": "approved"})
     s.patch("sc_req_item", sys_id(item), {"approval": "approved"})
     s.user = "olga.petrova"
     s.patch(
@@ -1093,7 +1244,7 @@ def catalog_request(s: Scribe, d: Directory) -> None:
 def knowledge_articles(s: Scribe, d: Directory) -> None:
     """Publish knowledge articles for the mail and VPN fixes, search them, retire one."""
     s.user = "priya.raman"
-    base = external_id("kb_knowledge_base", "IT")
+    base = d.knowledge_bases["IT"]
     article = s.create(
         "kb_knowledge",
         {
@@ -1101,6 +1252,7 @@ def knowledge_articles(s: Scribe, d: Directory) -> None:
             "text": "<p>Close Outlook, wait one minute, and start it again. If mail does not"
             " arrive, report an incident with the time of the last mail received.</p>",
             "kb_knowledge_base": base,
+            "kb_category": d.kb_categories["Email"],
         },
     )
     s.patch("kb_knowledge", sys_id(article), {"workflow_state": "review"})
@@ -1111,9 +1263,11 @@ def knowledge_articles(s: Scribe, d: Directory) -> None:
             "short_description": "VPN drops on hotel Wi-Fi",
             "text": "<p>Switch the VPN profile to 'Travel' (lower MTU).</p>",
             "kb_knowledge_base": base,
-            "workflow_state": "published",
+            "kb_category": d.kb_categories["Network"],
         },
     )
+    s.patch("kb_knowledge", sys_id(vpn), {"workflow_state": "published"})
+    s.patch("kb_knowledge", sys_id(vpn), {"workflow_state": "draft"})
     s.user = "aisha.khan"
     s.query(
         "kb_knowledge",
@@ -1201,10 +1355,12 @@ def pysnc_style_sync(s: Scribe, d: Directory) -> None:
     query = [("sysparm_query", "active=true^ORDERBYsys_id"), *PYSNC_READ]
     for offset in (0, 3, 6):
         s.query("incident", [*query, ("sysparm_limit", "3"), ("sysparm_offset", str(offset))])
+    # New incidents only: the served mock mints other sys_ids, so the first by sys_id must be
+    # a record of the same shape (no resolution or closure stamps) whichever it is.
     first = s.query(
         "incident",
         [
-            ("sysparm_query", "ORDERBYsys_id"),
+            ("sysparm_query", "state=1^ORDERBYsys_id"),
             *PYSNC_READ,
             ("sysparm_limit", "1"),
             ("sysparm_offset", "0"),
@@ -1581,6 +1737,21 @@ def smoke_test(s: Scribe, d: Directory) -> None:
         "cmdb_ci_server": {"name": "smoke-server"},
         "cmdb_ci_appl": {"name": "Smoke App"},
         "kb_knowledge": {"short_description": "Smoke test"},
+        "kb_knowledge_base": {"title": "Smoke KB"},
+        "kb_category": {"label": "Smoke"},
+        "sc_category": {"title": "Smoke"},
+        "sc_cat_item": {"name": "Smoke Item"},
+        "item_option_new": {"name": "smoke", "question_text": "Smoke?"},
+        # An approval of a record by its table and id, as approvals of records that are no
+        # tasks are kept; not yet requested.
+        "sysapproval_approver": {
+            "source_table": "change_request",
+            "document_id": sys_id(change),
+            "approver": d.users["carlos.mendes"],
+            "state": "not requested",
+        },
+        "sys_user_role": {"name": "smoke_role"},
+        "sys_user_has_role": {"user": d.users["sam.okafor"], "role": d.roles["knowledge"]},
     }
     edits: dict[str, tuple[dict[str, str], dict[str, str]]] = {
         "sys_user": ({"title": "Tester"}, {"title": "Senior Tester", "email": "smoke@example.com"}),
@@ -1593,6 +1764,14 @@ def smoke_test(s: Scribe, d: Directory) -> None:
         "cmdb_ci_server": ({"ram": "4096"}, {"ram": "8192", "cpu_count": "2"}),
         "cmdb_ci_appl": ({"version": "0.2"}, {"version": "0.3", "tcp_port": "8080"}),
         "kb_knowledge": ({"text": "<p>Smoke, edited.</p>"}, {"text": "<p>Smoke, replaced.</p>"}),
+        "kb_category": ({"value": "smoke"}, {"value": "smoke-2", "label": "Smoke 2"}),
+        "sc_cat_item": ({"price": "2.00"}, {"price": "3.00", "short_description": "Smoke"}),
+        "item_option_new": ({"mandatory": "true"}, {"mandatory": "false", "default_value": "no"}),
+        "sysapproval_approver": (
+            {"comments": "Smoke"},
+            {"comments": "Smoke again", "due_date": "2026-04-01 00:00:00"},
+        ),
+        "sys_user_has_role": ({"state": "active"}, {"state": "active", "inherited": "false"}),
     }
     task_edit = ({"description": "Edited"}, {"description": "Replaced", "urgency": "2"})
     for name, values in scratch.items():
@@ -1641,9 +1820,11 @@ class Chapter:
 
 
 def _setup(s: Scribe, d: Directory) -> None:
-    """Onboard the IT organisation: create users, groups, memberships and the configuration
-    items the service desk supports."""
+    """Onboard the IT organisation: create roles, users, groups, memberships and the
+    configuration items the service desk supports; set up the service catalog and the
+    knowledge base."""
     setup_directory(s, d)
+    setup_catalog(s, d)
 
 
 CHAPTERS: Final[tuple[Chapter, ...]] = (

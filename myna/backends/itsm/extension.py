@@ -17,8 +17,12 @@ here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.
   in one column names `table.column`;
 - §2.6: a record of a child class is also a row of each served parent class, written with it
   and derived for every seed before it is loaded (`prepare_seed`);
-- §3 the batch API, §4 the attachment API, §1 the `/oauth_token.do` answer, §7 the Aggregate
-  API (`stats.py`).
+- §5: an approval's decision moves the record it is for (through that record's own update
+  pipeline, `Mock.update_record`); a user created with roles, or added to a group with roles,
+  is granted them (`sys_user_has_role`);
+- §3 the batch API, §4 the attachment API (raw and multipart uploads), §1 the
+  `/oauth_token.do` answer, §7 the Aggregate API (`stats.py`), §8 the Service Catalog API's
+  order now (`catalog.py`).
 
 The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
 wording, the Link shape) come from the reference instance the corpus was written with
@@ -30,14 +34,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import UTC, datetime
+from email.parser import BytesParser
+from email.policy import HTTP
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
+from myna.backends.itsm.catalog import ORDER_NOW, order_now
+from myna.backends.itsm.catalog import stored_text as _text
 from myna.backends.itsm.instance import (
     CLOSED_STATES,
     EXTERNAL,
@@ -60,12 +68,16 @@ from myna.backends.itsm.instance import (
 )
 from myna.backends.itsm.rules import (
     PARENT_FIELD,
+    approval_of,
+    approval_source,
     decided_state,
     is_final,
     leaves_hold,
     not_a_member,
+    on_approval,
     outside_group,
     reopened,
+    role_grants,
     unapproved,
 )
 from myna.backends.itsm.stats import stats, unpack_stats
@@ -353,14 +365,6 @@ def _user(tx: Transaction, user_name: str) -> Record | None:
     return users[0] if users else None
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 # -- §2.3 paging ---------------------------------------------------------------------------------
 
 
@@ -390,6 +394,13 @@ def before_write(call: WriteCall) -> None:
         _derive_priority(call.before, after)
     if resource == "incident":
         _incident_moves(call)
+    if resource in ("sc_request", "sc_req_item"):
+        was = "" if call.before is None else _text(call.before.get("approval"))
+        after.update(on_approval(resource, was, _text(after.get("approval"))))
+    if resource == "sysapproval_approver" and call.kind == "create":
+        found = _task_of(call, _text(after.get("sysapproval")))
+        if found is not None:
+            after.update(approval_source(found, _text(after.get("sysapproval"))))
     _refuse_finished(call)
     if resource == "change_request":
         _change_approval(call)
@@ -640,6 +651,76 @@ def after_write(call: WriteCall) -> None:
     if resource == "incident" and "task_sla" in call.mock.resources:
         # After the audit: the platform's SLA engine writes sla_due without an audit row.
         _incident_slas(call, record_id)
+    _FOLLOW_UPS.get(resource, _nothing)(call)
+
+
+# -- approvals and roles ------------------------------------------------------------------------
+
+
+def _nothing(call: WriteCall) -> None:
+    return None
+
+
+def _task_of(call: WriteCall, record_id: str) -> str | None:
+    """The served task table holding `record_id` (an approval names its record as a task)."""
+    tables = sorted(TASK_TABLES & set(call.mock.resources))
+    return next((name for name in tables if call.tx.get(name, record_id) is not None), None)
+
+
+def _approvals_decide(call: WriteCall) -> None:
+    """The record an approval is for takes the approval its approvers give it
+    (`rules.approval_of`), through that record's own update pipeline: an approved change in
+    Authorize is scheduled, a rejected one goes back to New, an approved request is in
+    process."""
+    before = None if call.before is None else _text(call.before.get("state"))
+    if before == _text(call.after.get("state")):
+        return
+    target = _text(call.after.get("sysapproval"))
+    table = _task_of(call, target)
+    if table is None:
+        return
+    approvers, _ = call.tx.list(
+        "sysapproval_approver", Query(where=Condition("sysapproval", "=", target))
+    )
+    decided = approval_of(_text(approver.get("state")) for approver in approvers)
+    current = call.tx.get(table, target) or {}
+    if decided is not None and decided != _text(current.get("approval")):
+        call.mock.update_record(call, table, target, {"approval": decided})
+
+
+def _grant(call: WriteCall, user: str, listed: str, group: str = "") -> None:
+    """Store the sys_user_has_role rows `rules.role_grants` gives `user` for `listed`."""
+    if not listed or "sys_user_has_role" not in call.mock.resources:
+        return
+
+    def role_id(name: str) -> str | None:
+        roles, _ = call.tx.list("sys_user_role", Query(where=Condition("name", "=", name)))
+        return _text(roles[0].get("sys_id")) if roles else None
+
+    for grant in role_grants(user, listed, role_id, group):
+        _platform_insert(call, "sys_user_has_role", grant, "system")
+
+
+def _user_roles(call: WriteCall) -> None:
+    """A user created with roles has them."""
+    if call.kind == "create":
+        _grant(call, _text(call.after.get("sys_id")), _text(call.after.get("roles")))
+
+
+def _member_roles(call: WriteCall) -> None:
+    """A new member of a group inherits the group's roles."""
+    group_id = _text(call.after.get("group"))
+    group = call.tx.get("sys_user_group", group_id) if call.kind == "create" else None
+    if group is not None:
+        _grant(call, _text(call.after.get("user")), _text(group.get("roles")), group_id)
+
+
+# Side effects of a write to one table on others, after its own.
+_FOLLOW_UPS: Final[Mapping[str, Callable[[WriteCall], None]]] = {
+    "sysapproval_approver": _approvals_decide,
+    "sys_user": _user_roles,
+    "sys_user_grmember": _member_roles,
+}
 
 
 # -- §2.6 the table hierarchy -------------------------------------------------------------------
@@ -960,16 +1041,71 @@ def _serviced(item_id: str, response: MockResponse) -> dict[str, Any]:
 
 
 def upload(call: RouteCall) -> MockResponse:
-    tx, principal = call.transaction(), call.user()
+    """`POST /api/now/attachment/file?table_name=&table_sys_id=&file_name=`: the body is the
+    file, its Content-Type the file's."""
     params = dict(call.request.query)
-    table, target_id = params.get("table_name", ""), params.get("table_sys_id", "")
+    content_type = call.request.headers.get("content-type") or "application/octet-stream"
+    return _attach(
+        call,
+        (params.get("table_name", ""), params.get("table_sys_id", "")),
+        params.get("file_name", ""),
+        call.request.body,
+        content_type,
+    )
+
+
+def upload_multipart(call: RouteCall) -> MockResponse:
+    """`POST /api/now/attachment/upload`: a multipart/form-data body whose fields name the
+    record (`table_name`, `table_sys_id`) and whose file part, last, carries the file with its
+    name and type."""
+    fields, file_part = _form(call.request)
+    if file_part is None:
+        raise _unreadable("the form has no file part")
+    file_name, data, content_type = file_part
+    target = (fields.get("table_name", ""), fields.get("table_sys_id", ""))
+    return _attach(call, target, file_name, data, content_type)
+
+
+def _form(request: MockRequest) -> tuple[dict[str, str], tuple[str, bytes, str] | None]:
+    """A multipart/form-data body's plain fields, and its (last) file part."""
+    content_type = request.headers.get("content-type", "")
+    if (
+        not content_type.lower().startswith("multipart/form-data")
+        or "boundary=" not in content_type
+    ):
+        raise Rejection(
+            415,
+            "Unsupported Media Type",
+            detail="POST /api/now/attachment/upload takes multipart/form-data with a boundary",
+        )
+    head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace")
+    message = BytesParser(policy=HTTP).parsebytes(head + request.body)
+    fields: dict[str, str] = {}
+    file_part: tuple[str, bytes, str] | None = None
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        data = payload if isinstance(payload, bytes) else b""
+        file_name = part.get_filename()
+        if file_name is not None:
+            file_part = (file_name, data, part.get_content_type())
+        elif isinstance(name, str):
+            fields[name] = data.decode("utf-8", "replace")
+    return fields, file_part
+
+
+def _attach(
+    call: RouteCall, target: tuple[str, str], file_name: str, data: bytes, content_type: str
+) -> MockResponse:
+    """Store a file uploaded for the record `target` (table, sys_id) and answer its
+    attachment record (201, with its Location)."""
+    tx, principal = call.transaction(), call.user()
+    table, target_id = target
     if table not in call.mock.resources or tx.get(table, target_id) is None:
         raise Rejection(
             400, "Invalid table or sys_id", detail=f"No record {target_id} in table {table}"
         )
-    data = call.request.body
-    content_type = call.request.headers.get("content-type") or "application/octet-stream"
-    values = attachment_values(params.get("file_name", ""), table, target_id, data, content_type)
+    values = attachment_values(file_name, table, target_id, data, content_type)
     record = call.mock.insert_record(tx, ATTACHMENT, values, principal)
     record_id = _text(record["sys_id"])
     where = f"{call.request.base_url}/api/now/attachment/{record_id}"
@@ -1024,6 +1160,8 @@ def _routes() -> tuple[Route, ...]:
     return (
         Route("POST", "/api/now/v1/batch", batch, transactional=False, unpack=unpack_batch),
         Route("POST", "/api/now/v1/attachment/file", upload),
+        Route("POST", "/api/now/v1/attachment/upload", upload_multipart),
+        Route("POST", ORDER_NOW, order_now, transactional=False),
         Route("GET", "/api/now/v1/attachment/{sys_id}/file", download),
         Route("POST", "/oauth_token.do", token, authenticated=False, transactional=False),
         Route("GET", "/api/now/stats/{table}", stats, transactional=False, unpack=unpack_stats),
@@ -1039,6 +1177,7 @@ SERVICENOW = Extension(
         ("/api/now/attachment", "/api/now/v1/attachment"),
         ("/api/now/batch", "/api/now/v1/batch"),
         ("/api/now/v1/stats", "/api/now/stats"),
+        ("/api/sn_sc/v1/servicecatalog", "/api/sn_sc/servicecatalog"),
     ),
     partial_put=True,
     ignore_unknown_fields=True,
@@ -1066,6 +1205,8 @@ SERVICENOW = Extension(
             ("sys_journal_field", "element_id"),
             ("sys_user_grmember", "group"),
             ("sys_user", "user_name"),
+            ("sysapproval_approver", "sysapproval"),
+            ("sys_user_role", "name"),
         }
     ),
 )

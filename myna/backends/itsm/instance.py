@@ -31,14 +31,18 @@ from myna.backends.itsm.rules import (
     PARENT_FIELD,
     STATE_MODELS,
     Verdict,
+    approval_of,
+    approval_source,
     decided_state,
     judge_move,
     judge_start,
     leaves_hold,
     not_a_member,
+    on_approval,
     outside_group,
     read_only,
     reopened,
+    role_grants,
     unapproved,
 )
 from myna.backends.itsm.tables import (
@@ -95,8 +99,7 @@ _EXTERNAL_NAMES: Final[Mapping[str, tuple[str, ...]]] = {
     "cmn_department": ("IT", "Finance", "Sales", "Human Resources", "Marketing"),
     "cmn_cost_center": ("IT Operations", "Corporate"),
     "cmdb_ci_service": ("Email", "Payroll", "Customer Portal"),
-    "kb_knowledge_base": ("IT",),
-    "sc_cat_item": ("Standard Laptop", "Software License"),
+    "sc_catalog": ("Service Catalog",),
     "cmdb_model": ("PowerEdge R740", "ProLiant DL380"),
     "cmn_schedule": ("8-5 weekdays",),
     "sys_user_group_type": ("itil", "catalog"),
@@ -1215,8 +1218,7 @@ def _request_insert(instance: Instance, row: Row, user: str) -> None:
 
 
 def _request_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    if new["approval"] == "approved" and old["approval"] != "approved":
-        new["request_state"] = "in_process"
+    new.update(on_approval("sc_request", old["approval"], new["approval"]))
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_request"]:
         new["request_state"] = "closed_complete" if new["state"] == "3" else "closed_incomplete"
         _closing(instance, new, user)
@@ -1239,8 +1241,7 @@ def _item_insert(instance: Instance, row: Row, user: str) -> None:
 
 def _item_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new, old)
-    if new["approval"] == "approved" and old["approval"] != "approved":
-        new["stage"] = "fulfillment"
+    new.update(on_approval("sc_req_item", old["approval"], new["approval"]))
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_req_item"]:
         new["stage"] = "complete"
         _closing(instance, new, user)
@@ -1486,6 +1487,84 @@ def _after_incident_update(instance: Instance, old: Row, new: Row, user: str) ->
             instance.system_update("problem", problem_id, count, user, audit=True)
 
 
+# -- knowledge bases, the catalog, approvals and roles ------------------------------------------
+
+
+def _defaults(values: Mapping[str, str]) -> RowRule:
+    """An insert rule that only fills the columns the client left empty."""
+
+    def fill(instance: Instance, row: Row, user: str) -> None:
+        for key, value in values.items():
+            if not row.get(key):
+                row[key] = value
+
+    return fill
+
+
+def _variable_insert(instance: Instance, row: Row, user: str) -> None:
+    _require(row, "item_option_new", ["question_text"])
+    _defaults({"active": "true", "mandatory": "false", "order": "100", "type": "6"})(
+        instance, row, user
+    )
+
+
+def _approver_insert(instance: Instance, row: Row, user: str) -> None:
+    _require(row, "sysapproval_approver", ["approver"])
+    found = instance.find("task", row["sysapproval"]) if row["sysapproval"] else None
+    if found is not None:
+        row.update(approval_source(found[0], row["sysapproval"]))
+    row["state"] = row["state"] or STATE_MODELS["sysapproval_approver"].initial[0]
+
+
+def _approvals_decide(instance: Instance, row: Row, user: str) -> None:
+    """The record an approval is for takes the approval its approvers give it
+    (`rules.approval_of`), through its own update rules: an approved change in Authorize is
+    scheduled, a rejected one goes back to New."""
+    target = row["sysapproval"]
+    found = instance.find("task", target) if target else None
+    if found is None:
+        return
+    states = [
+        other["state"]
+        for other in instance.rows["sysapproval_approver"].values()
+        if other["sysapproval"] == target
+    ]
+    decided = approval_of(states)
+    if decided is not None and decided != found[1]["approval"]:
+        instance.update(found[0], target, {"approval": decided}, user)
+
+
+def _approver_update(instance: Instance, old: Row, new: Row, user: str) -> None:
+    if new["state"] != old["state"]:
+        _approvals_decide(instance, new, user)
+
+
+def _grant(instance: Instance, user_id: str, listed: str, group: str = "") -> None:
+    def role_id(name: str) -> str | None:
+        roles = instance.rows["sys_user_role"].items()
+        return next((sys_id for sys_id, role in roles if role["name"] == name), None)
+
+    for grant in role_grants(user_id, listed, role_id, group):
+        instance.system_insert("sys_user_has_role", grant, "system")
+
+
+def _user_roles(instance: Instance, row: Row, user: str) -> None:
+    """A user created with roles has them."""
+    _grant(instance, row["sys_id"], row["roles"])
+
+
+def _member_roles(instance: Instance, row: Row, user: str) -> None:
+    """A new member of a group inherits the group's roles."""
+    group = instance.rows["sys_user_group"].get(row["group"])
+    if group is not None:
+        _grant(instance, row["user"], group["roles"], group["sys_id"])
+
+
+def _has_role_insert(instance: Instance, row: Row, user: str) -> None:
+    _require(row, "sys_user_has_role", ["user", "role"])
+    row.update(inherited=row["inherited"] or "false", state=row["state"] or "active")
+
+
 INSERT_RULES: Final[Mapping[str, RowRule]] = {
     "incident": _incident_insert,
     "problem": _problem_insert,
@@ -1500,6 +1579,18 @@ INSERT_RULES: Final[Mapping[str, RowRule]] = {
     "cmdb_ci_server": _ci_insert,
     "cmdb_ci_appl": _ci_insert,
     "kb_knowledge": _knowledge_insert,
+    "kb_knowledge_base": _defaults({"active": "true"}),
+    "kb_category": _defaults({"active": "true", "parent_table": "kb_knowledge_base"}),
+    "sc_category": _defaults({"active": "true", "order": "0"}),
+    "sc_cat_item": _defaults(
+        {"active": "true", "price": "0", "recurring_price": "0", "order": "0"}
+    ),
+    "item_option_new": _variable_insert,
+    "sysapproval_approver": _approver_insert,
+    "sys_user_role": _defaults(
+        {"elevated_privilege": "false", "grantable": "true", "can_delegate": "true"}
+    ),
+    "sys_user_has_role": _has_role_insert,
 }
 UPDATE_RULES: Final[Mapping[str, ChangeRule]] = {
     "incident": _incident_update,
@@ -1510,5 +1601,13 @@ UPDATE_RULES: Final[Mapping[str, ChangeRule]] = {
     "sc_req_item": _item_update,
     "kb_knowledge": _knowledge_update,
 }
-AFTER_INSERT: Final[Mapping[str, RowRule]] = {"incident": _attach_sla}
-AFTER_UPDATE: Final[Mapping[str, ChangeRule]] = {"incident": _after_incident_update}
+AFTER_INSERT: Final[Mapping[str, RowRule]] = {
+    "incident": _attach_sla,
+    "sys_user": _user_roles,
+    "sys_user_grmember": _member_roles,
+    "sysapproval_approver": _approvals_decide,
+}
+AFTER_UPDATE: Final[Mapping[str, ChangeRule]] = {
+    "incident": _after_incident_update,
+    "sysapproval_approver": _approver_update,
+}

@@ -205,3 +205,118 @@ STATE_MODELS: Final = state_models()
 # rules): a change task its change, a requested item its request. Not a model fact: the value is
 # another field's, which the learner can only see as a constant (the corpus's one change).
 PARENT_FIELD: Final[Mapping[str, str]] = {"change_task": "change_request", "sc_req_item": "request"}
+
+
+# -- approvals (sysapproval_approver) -----------------------------------------------------------
+
+# Approvers no longer asked: their rows stay, but they no longer decide the record.
+_SETTLED: Final = frozenset({"not requested", "cancelled", "not_required"})
+
+
+def approval_of(states: Iterable[str]) -> str | None:
+    """The approval a record's approvers give it, from each approver's state: rejected as soon
+    as one rejects, approved once every approver still asked has approved, requested while any
+    is still to decide; None when no approver is asked (the record's approval is left alone)."""
+    asked = [state for state in states if state not in _SETTLED]
+    if not asked:
+        return None
+    if "rejected" in asked:
+        return "rejected"
+    return "approved" if all(state == "approved" for state in asked) else "requested"
+
+
+# What an approved request or requested item moves on to (the request fulfilment flow): a
+# request is then in process, an item in fulfilment.
+ON_APPROVAL: Final[Mapping[str, Mapping[str, str]]] = {
+    "sc_request": {"request_state": "in_process"},
+    "sc_req_item": {"stage": "fulfillment"},
+}
+
+
+def on_approval(table_name: str, before: str, after: str) -> Mapping[str, str]:
+    """The values a record of `table_name` takes when its approval becomes approved (from
+    `before`, "" on insert); {} for any other write."""
+    if after != "approved" or before == "approved":
+        return {}
+    return ON_APPROVAL.get(table_name, {})
+
+
+def approval_source(table_name: str, record_id: str) -> dict[str, str]:
+    """What an approval row names about the record it approves, besides the reference: the
+    record's table and id (ServiceNow's source_table and document_id)."""
+    return {"source_table": table_name, "document_id": record_id}
+
+
+# -- roles (sys_user_has_role) ------------------------------------------------------------------
+
+
+def role_names(listed: str) -> list[str]:
+    """The role names a `roles` column lists (sys_user.roles, sys_user_group.roles: a comma
+    list of names, `itil,knowledge`), in order, each once."""
+    return list(dict.fromkeys(name.strip() for name in listed.split(",") if name.strip()))
+
+
+def role_grants(
+    user: str, listed: str, role_id: Callable[[str], str | None], group: str = ""
+) -> list[dict[str, str]]:
+    """The sys_user_has_role rows a user gets for the roles `listed` names: a user created with
+    roles has them, and a member of a group has the group's roles, inherited from it (granted
+    by `group`). A name no sys_user_role carries grants nothing, as the platform ignores it."""
+    grants = []
+    for name in role_names(listed):
+        role = role_id(name)
+        if role is not None:
+            grants.append(
+                {
+                    "user": user,
+                    "role": role,
+                    "inherited": "true" if group else "false",
+                    "granted_by": group,
+                    "state": "active",
+                }
+            )
+    return grants
+
+
+# -- the service catalog ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """One variable of a catalog item (item_option_new): its name, what it asks, whether an
+    order must answer it."""
+
+    name: str
+    question: str
+    mandatory: bool
+
+
+def missing_variables(variables: Iterable[Variable], answers: Mapping[str, Any]) -> Verdict | None:
+    """An order that leaves a mandatory variable of its item unanswered is refused (400, naming
+    each unanswered question)."""
+    missing = [v.question or v.name for v in variables if v.mandatory and not answers.get(v.name)]
+    if not missing:
+        return None
+    return Verdict(400, "Mandatory Variables are required", ", ".join(missing))
+
+
+def ordered_records(
+    item: Mapping[str, str], quantity: int, requested_for: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The request and requested item one order of a catalog item makes (the Service Catalog
+    API's order now): a request for whom it was ordered, at the item's price times the
+    quantity, and a requested item of that catalog item. (The answers to the item's variables
+    live in sc_item_option on the platform, a table this back end does not serve.)"""
+    each = float(item.get("price") or 0)
+    price = f"{each * quantity:.2f}"
+    name = item.get("name") or item.get("short_description") or ""
+    request = {"requested_for": requested_for, "short_description": name, "price": price}
+    line = {
+        "cat_item": item["sys_id"],
+        "requested_for": requested_for,
+        "short_description": item.get("short_description") or name,
+        "description": item.get("description") or "",
+        "quantity": str(quantity),
+        "price": price,
+    }
+    return request, line

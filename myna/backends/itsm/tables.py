@@ -216,6 +216,24 @@ CHOICES: Final[Mapping[str, Mapping[str, str]]] = {
         "5": "Retired",
     },
     "ci_install_status": {"1": "Installed", "3": "In Maintenance", "7": "Retired"},
+    "approval_state": {
+        "not requested": "Not Yet Requested",
+        "requested": "Requested",
+        "approved": "Approved",
+        "rejected": "Rejected",
+        "cancelled": "Cancelled",
+        "not_required": "No Longer Required",
+    },
+    "question_type": {
+        "1": "Yes / No",
+        "2": "Multi Line Text",
+        "3": "Multiple Choice",
+        "5": "Select Box",
+        "6": "Single Line Text",
+        "7": "CheckBox",
+        "8": "Reference",
+        "9": "Date",
+    },
 }
 
 # Labels ServiceNow prints in data-policy messages; other labels are the name made readable.
@@ -231,6 +249,8 @@ _LABELS: Final[Mapping[str, str]] = {
     "fix_notes": "Fix notes",
     "cause_notes": "Cause notes",
     "resolution_code": "Resolution code",
+    "sysapproval": "Approval for",
+    "question_text": "Question",
 }
 
 _SYSTEM = """
@@ -742,6 +762,114 @@ download_link string
 )
 
 
+_KNOWLEDGE_BASE = (
+    _SYSTEM
+    + """
+title string
+description string
+owner reference:sys_user
+active boolean
+kb_version string
+"""
+)
+
+# A category sits under a knowledge base or another category: parent_table names which, and
+# parent_id is that record's sys_id (a document id, not a reference).
+_KB_CATEGORY = (
+    _SYSTEM
+    + """
+label string
+value string
+parent_table string
+parent_id string
+full_category string
+active boolean
+"""
+)
+
+_SC_CATEGORY = (
+    _SYSTEM
+    + """
+title string
+description string
+parent reference:sc_category
+sc_catalog reference:sc_catalog
+active boolean
+order integer
+"""
+)
+
+_SC_CAT_ITEM = (
+    _SYSTEM
+    + _DOMAIN
+    + """
+name string
+short_description string
+description string
+category reference:sc_category
+sc_catalogs string
+price decimal
+recurring_price decimal
+active boolean
+order integer
+sys_class_name string
+"""
+)
+
+# Catalog item variables (the dictionary calls the table item_option_new).
+_ITEM_OPTION = (
+    _SYSTEM
+    + """
+name string
+question_text string
+type choice:question_type
+cat_item reference:sc_cat_item
+order integer
+mandatory boolean
+default_value string
+active boolean
+"""
+)
+
+_APPROVER = (
+    _SYSTEM
+    + _DOMAIN
+    + """
+approver reference:sys_user
+sysapproval reference:task
+source_table string
+document_id string
+state choice:approval_state
+comments string
+due_date datetime
+expected_start datetime
+order integer
+"""
+)
+
+_ROLE = (
+    _SYSTEM
+    + """
+name string
+description string
+elevated_privilege boolean
+grantable boolean
+can_delegate boolean
+"""
+)
+
+_HAS_ROLE = (
+    _SYSTEM
+    + """
+user reference:sys_user
+role reference:sys_user_role
+inherited boolean
+granted_by reference:sys_user_group
+state string
+"""
+)
+
+
 def _columns(
     spec: str, choices: Mapping[str, str], labels: Mapping[str, str]
 ) -> tuple[Column, ...]:
@@ -817,6 +945,14 @@ TABLES: Final[Mapping[str, Table]] = {
         _table("cmdb_ci_server", "Server", _CI + _SERVER, display="name"),
         _table("cmdb_ci_appl", "Application", _CI + _APPLICATION, display="name"),
         _table("kb_knowledge", "Knowledge", _KNOWLEDGE, prefix="KB"),
+        _table("kb_knowledge_base", "Knowledge Base", _KNOWLEDGE_BASE, display="title"),
+        _table("kb_category", "Category", _KB_CATEGORY, display="label"),
+        _table("sc_category", "Category", _SC_CATEGORY, display="title"),
+        _table("sc_cat_item", "Catalog Item", _SC_CAT_ITEM, display="name"),
+        _table("item_option_new", "Variable", _ITEM_OPTION, display="question_text"),
+        _table("sysapproval_approver", "Approval", _APPROVER, display="sys_id"),
+        _table("sys_user_role", "Role", _ROLE, display="name"),
+        _table("sys_user_has_role", "User Role", _HAS_ROLE, display="sys_id"),
         _table("task_sla", "Task SLA", _TASK_SLA, display="sys_id"),
         _table("sys_journal_field", "Journal Entry", _JOURNAL, display="sys_id"),
         _table("sys_audit", "Sys audit", _AUDIT, display="sys_id"),
@@ -846,6 +982,14 @@ SUPER_CLASSES: Final[Mapping[str, str | None]] = {
     "sys_user_group": None,
     "sys_user_grmember": None,
     "kb_knowledge": None,
+    "kb_knowledge_base": None,
+    "kb_category": None,
+    "sc_category": None,
+    "sc_cat_item": None,
+    "item_option_new": None,
+    "sysapproval_approver": None,
+    "sys_user_role": None,
+    "sys_user_has_role": None,
     "task_sla": None,
     "sys_journal_field": None,
     "sys_audit": None,

@@ -40,10 +40,13 @@ def reference_instance() -> Instance:
 
 
 def reference_world() -> dict[str, list[Row]]:
-    """Every record the reference instance holds after the corpus, by table, in the order the
-    instance wrote them (a parent table's own records before its children's); secrets
-    redacted."""
-    instance = reference_instance()
+    """Every record the reference instance holds after the corpus (see `world_of`)."""
+    return world_of(reference_instance())
+
+
+def world_of(instance: Instance) -> dict[str, list[Row]]:
+    """Every record `instance` holds, by table, in the order the instance wrote them (a parent
+    table's own records before its children's); secrets redacted."""
     world = {
         name: [redact_json(dict(row)) for row in rows.values()]
         for name, rows in instance.rows.items()
@@ -57,9 +60,14 @@ def reference_world() -> dict[str, list[Row]]:
     return world
 
 
+def seed_texts(instance: Instance) -> dict[str, str]:
+    """The text of each seed file of the world `instance` holds."""
+    return seed_file_texts(world_of(instance))
+
+
 def seed_files() -> dict[str, str]:
     """The text of each `reference_world/<table>.jsonl` file."""
-    return seed_file_texts(reference_world())
+    return seed_texts(reference_instance())
 
 
 def main(argv: list[str] | None = None) -> None:
