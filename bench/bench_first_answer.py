@@ -8,7 +8,9 @@ one query of its world every 10 ms until it answers 200, and reports the wall ti
 launch to that answer (interpreter start, imports, model load, seeding, the server's start and
 the answer itself), median and worst of `--repeat`. The target: within 2 s (issue 14). Cases: the
 CRM demo-sized world (`crm/demo_world`, hundreds of accounts, contacts, opportunities and
-cases) and each back end's reference world (the default).
+cases), the ITSM demo-sized world (`myna serve itsm`'s default: hundreds of incidents, changes,
+requests, articles) and each back end's reference world (the default of CRM and ERP,
+`--world reference` for ITSM).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ CASES: dict[str, tuple[str, list[str], str]] = {
         "/services/data/v59.0/query?q=SELECT+COUNT()+FROM+Opportunity",
     ),
     "crm, reference world": ("crm", [], "/services/data/v59.0/query?q=SELECT+Id+FROM+Account"),
-    "itsm, reference world": ("itsm", [], "/api/now/table/incident?sysparm_limit=1"),
+    "itsm, demo world": ("itsm", [], "/api/now/table/incident?sysparm_limit=1"),
+    "itsm, reference world": (
+        "itsm",
+        ["--world", "reference"],
+        "/api/now/table/incident?sysparm_limit=1",
+    ),
     "erp, reference world": ("erp", [], "/api/erp/v1/purchase-orders"),
 }
 

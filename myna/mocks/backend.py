@@ -62,6 +62,9 @@ class Backend:
     overlay: str = "overlay.yaml"
     model: str = "model.yaml"
     world: str = "reference_world"
+    worlds: tuple[tuple[str, str], ...] = (("reference", "reference_world"),)
+    """The shipped worlds' seed folders by name; `myna serve NAME` serves the first unless
+    `--world` names another."""
 
     def resource(self, file_name: str) -> Traversable:
         return files(self.package).joinpath(file_name)
@@ -70,7 +73,27 @@ class Backend:
     def reference_world(self) -> Iterator[Path | None]:
         """The directory of the shipped reference world's seed files, or None when the back end
         ships none (a path on disk for as long as the context lasts)."""
-        with as_file(self.resource(self.world)) as directory:
+        with self._folder(self.world) as path:
+            yield path
+
+    @contextmanager
+    def shipped_world(self, name: str | None = None) -> Iterator[Path | None]:
+        """The directory of the shipped world called `name` (the first of `worlds` when None),
+        or None when the back end ships no such folder; a name it does not know is a
+        `MockError` listing the ones it does."""
+        folders = dict(self.worlds)
+        chosen = self.worlds[0][0] if name is None else name
+        if chosen not in folders:
+            known = ", ".join(folders)
+            raise MockError(
+                f"{self.name} ships no world {chosen!r} (it ships: {known})", field="--world"
+            )
+        with self._folder(folders[chosen]) as path:
+            yield path
+
+    @contextmanager
+    def _folder(self, folder: str) -> Iterator[Path | None]:
+        with as_file(self.resource(folder)) as directory:
             path = Path(directory)
             yield path if path.is_dir() else None
 

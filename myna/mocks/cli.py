@@ -1,8 +1,9 @@
 """`myna serve MODEL`: serve a service model as a stateful mock over HTTP or HTTPS.
 
 The default world is seeded, in this order of precedence, from `--seed-dir` files; from a
-built-in back end's reference world (the consistent records its reference service leaves after
-its corpus) unless `--generated` is given; from the records a learned model's traces showed,
+built-in back end's shipped world (its first, or the one `--world` names: the ITSM back end's
+demo-sized world, or the reference world, the consistent records its reference service leaves
+after its corpus) unless `--generated` is given; from the records a learned model's traces showed,
 topped up to `--records` per resource, unless `--generated` is given; else from `--records`
 generated records per resource.
 """
@@ -88,6 +89,13 @@ def serve(
             "reference world.",
         ),
     ] = False,
+    world: Annotated[
+        str | None,
+        typer.Option(
+            help="A built-in back end's shipped world to serve (itsm: demo, the default, or "
+            "reference, the world its corpus leaves).",
+        ),
+    ] = None,
     tls: Annotated[bool, typer.Option(help="Serve HTTPS with a self-signed certificate.")] = False,
     ca_out: Annotated[
         Path | None, typer.Option(help="With --tls: write the CA certificate (PEM) here.")
@@ -164,6 +172,7 @@ def serve(
             records_of=record_counts(records_of or []),
             seed_dir=seed_dir,
             generated=generated,
+            world=world,
             credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
             admin_token=token,
             open_worlds=open_worlds,
@@ -248,6 +257,7 @@ def served_mock(
     records_of: Mapping[str, int] | None = None,
     seed_dir: Path | None = None,
     generated: bool = False,
+    world: str | None = None,
     credentials: Credentials | None = None,
     admin_token: str | None = None,
     open_worlds: bool = False,
@@ -272,12 +282,18 @@ def served_mock(
     except ModelError as refused:
         raise ModelError(refused.message, file=model_spec, **refused.context) from refused
     backend = named_backend(model_spec)
+    if world is not None and (backend is None or seed_dir is not None or generated):
+        raise MockError(
+            "--world names a built-in back end's shipped world: give it with a back end's name "
+            "and without --seed-dir or --generated",
+            field="--world",
+        )
     if backend is not None and seed_dir is None and not generated and counted:
-        with backend.reference_world() as world:
-            if world is not None:
+        with backend.shipped_world(world) as shipped:
+            if shipped is not None:
                 raise MockError(
                     f"--records counts generated records, and `myna serve {backend.name}` serves "
-                    "its reference world: add --generated to seed generated records instead",
+                    "its shipped world: add --generated to seed generated records instead",
                     field="--records",
                 )
     store = SqlStore(model, db)
@@ -285,6 +301,7 @@ def served_mock(
         model,
         store,
         backend=backend,
+        world=world,
         seed=seed,
         records=records,
         records_of=records_of or {},
@@ -311,6 +328,7 @@ def _seed_default_world(
     store: SqlStore,
     *,
     backend: Backend | None,
+    world: str | None,
     seed: int,
     records: int | None,
     records_of: Mapping[str, int],
@@ -332,7 +350,7 @@ def _seed_default_world(
     with ExitStack() as stack:
         files = seed_dir
         if files is None and backend is not None and not generated:
-            files = stack.enter_context(backend.reference_world())
+            files = stack.enter_context(backend.shipped_world(world))
         base = DEFAULT_RECORDS if records is None else records
         count = {**dict.fromkeys(model.resources, base), **records_of} if records_of else base
         total = count if isinstance(count, int) else sum(count.values())

@@ -103,6 +103,28 @@ def test_the_itsm_reference_world_answers_as_the_instance_left_it(mocks: list[Mo
     assert len(members.json()["result"]) == 1
 
 
+def test_itsm_serves_its_demo_world_unless_the_reference_world_is_named(
+    mocks: list[Mock],
+) -> None:
+    counts = {}
+    for world in (None, "reference"):
+        mock = served_mock("itsm", world=world)
+        mocks.append(mock)
+        counts[world] = int(client(mock, BASIC).get(INCIDENTS).header("x-total-count") or 0)
+    with BACKENDS["itsm"].reference_world() as shipped:
+        assert shipped is not None
+        reference = len((shipped / "incident.jsonl").read_text(encoding="utf-8").splitlines())
+    assert counts["reference"] == reference
+    assert counts[None] >= 300
+
+
+def test_a_world_for_a_model_file_is_refused(tmp_path: Path) -> None:
+    model_file = tmp_path / "servicenow.yaml"
+    save(servicenow_example(), model_file)
+    with pytest.raises(MockError, match="--world names a built-in back end's shipped world"):
+        served_mock(str(model_file), world="demo")
+
+
 def test_generated_seeds_a_built_in_back_end_with_records_instead(mocks: list[Mock]) -> None:
     incident = first_record("itsm", "incident")
     mock = served_mock("itsm", generated=True, records=2)
@@ -136,7 +158,7 @@ def test_seed_files_replace_the_reference_world(tmp_path: Path, mocks: list[Mock
     [
         pytest.param(
             {"records": 5},
-            r"--records counts generated records, and `myna serve itsm` serves its reference "
+            r"--records counts generated records, and `myna serve itsm` serves its shipped "
             r"world: add --generated",
             id="records-without-generated",
         ),
@@ -144,6 +166,16 @@ def test_seed_files_replace_the_reference_world(tmp_path: Path, mocks: list[Mock
             {"generated": True, "seed_dir": Path(".")},
             r"--seed-dir seeds from files; --generated and --records are for generated records",
             id="seed-dir-and-generated",
+        ),
+        pytest.param(
+            {"world": "reference", "generated": True},
+            r"--world names a built-in back end's shipped world",
+            id="world-and-generated",
+        ),
+        pytest.param(
+            {"world": "tiny"},
+            r"itsm ships no world 'tiny' \(it ships: demo, reference\)",
+            id="unknown-world",
         ),
     ],
 )

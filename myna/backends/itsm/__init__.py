@@ -25,4 +25,6 @@ BACKEND = Backend(
     dialect="servicenow",
     recorded_as=ADMIN,
     initial_records=_initial_records,
+    # A demo-sized world by default (demo.py); the corpus's own by name.
+    worlds=(("demo", "demo_world"), ("reference", "reference_world")),
 )
