@@ -892,9 +892,14 @@ class Mock:
         caller (an approval that decides the change it is for): the pipeline of a client's
         update, so that record's own rules and checks run, and a refusal there refuses `write`.
         Returns the record as stored."""
-        contract = (
-            self._by_kind.get((resource_name, "update"))
-            or self._by_kind[(resource_name, "replace")]
+        contract = next(
+            contract
+            for kind in ("update", "replace")
+            for contract in self.operations
+            if contract.resource is not None
+            and contract.resource.resource.name == resource_name
+            and contract.id_param is not None
+            and contract.operation.kind == kind
         )
         resource = self.resources[resource_name]
         before = write.tx.get(resource_name, record_id)
