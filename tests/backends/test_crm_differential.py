@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator
-from datetime import UTC
+from datetime import UTC, timedelta
 from itertools import count
 from typing import Any
 
@@ -33,6 +33,7 @@ from myna.mocks.runtime import DEFAULT_WORLD
 from myna.traces.model import Body
 
 DATA = "/services/data/v59.0"
+ASYNC = "/services/async/59.0/job"
 CSV = "text/csv"
 TOKEN = "crm-differential"
 ADMIN = "admin@example-crm.com"  # the org's first System Administrator, whom both act as
@@ -134,7 +135,9 @@ class Pair:
         # One clock for both, so that every stamp (CreatedDate, ClosedDate...) must agree too.
         moment = self.org.now.replace(tzinfo=UTC).timestamp()
         mock.clock = lambda: moment
-        self.api = MockClient(mock, headers={"Authorization": f"Bearer {TOKEN}"}, world=world)
+        # Bulk API 1.0 sends the session in its own header; the rest of the API, as a bearer.
+        headers = {"Authorization": f"Bearer {TOKEN}", "X-SFDC-Session": TOKEN}
+        self.api = MockClient(mock, headers=headers, world=world)
 
     def send(
         self,
@@ -292,6 +295,25 @@ class SameAnswers(RuleBasedStateMachine):
         self.check("PATCH", path, {"state": "UploadComplete"})
         for what in ("", "/successfulResults", "/failedResults"):
             self.check("GET", path + what)
+
+    @rule(name=st.sampled_from(["Account", "Contact"]), data=st.data())
+    def bulk_v1(self, name: str, data: st.DataObject) -> None:
+        """Bulk API 1.0: a job, one JSON batch, its results, the job closed."""
+        spec = {"operation": "insert", "object": name, "contentType": "JSON"}
+        status, job = self.check("POST", ASYNC, spec)
+        if status >= 400:
+            return
+        records = data.draw(st.lists(created(name), min_size=1, max_size=3))
+        _, batch = self.check("POST", f"{ASYNC}/{job['id']}/batch", records)
+        self.check("GET", f"{ASYNC}/{job['id']}/batch/{batch['id']}/result")
+        self.check("POST", f"{ASYNC}/{job['id']}", {"state": "Closed"})
+
+    @rule(name=st.sampled_from(sorted(PICKS)), which=st.sampled_from(["updated", "deleted"]))
+    def replicated(self, name: str, which: str) -> None:
+        """getUpdated and getDeleted over the last day (both sides share one clock)."""
+        now = self.pair.org.now.replace(tzinfo=UTC)
+        window = {"start": (now - timedelta(days=1)).isoformat(), "end": now.isoformat()}
+        self.check("GET", f"{DATA}/sobjects/{name}/{which}", **window)
 
 
 @pytest.mark.usefixtures("sides")
