@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,7 +97,7 @@ class RayPool:
         if actors < 1:
             raise ReplayError("a Ray pool needs at least one actor", field="--workers")
         self._ray = ray
-        self._started = _connect(address)
+        self._started = connect(address)
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
         cpus = int(resources.get("CPU", 0))
         if actors > cpus:
@@ -238,7 +239,7 @@ class _Gathering(Generic[R]):
         self.waiting.appendleft(sent.chunk)
 
 
-def _connect(address: str) -> bool:
+def connect(address: str) -> bool:
     """Connect this process to Ray; whether it started Ray itself (and so shuts it down).
 
     `auto` is Ray's default: the cluster in RAY_ADDRESS or the last one started on this machine,
@@ -250,6 +251,11 @@ def _connect(address: str) -> bool:
 
     if ray.is_initialized():
         return False
+    # A local instance started here would run its workers at niceness 15 (Ray's default), below
+    # every other process on the machine: on a shared machine the rollouts, which are the work,
+    # would wait for everything else (measured: 2 actors no faster than 1 at load 20). A cluster
+    # started elsewhere keeps its own setting; so does a user's RAY_worker_niceness.
+    os.environ.setdefault("RAY_worker_niceness", "0")
     ray.init(
         address=None if address == "auto" else address,
         include_dashboard=False,
