@@ -91,11 +91,15 @@ def first_answer(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", help="run only the cases whose name contains this (itsm)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait per run")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'case':24s} {'wall median':>12s} {'wall worst':>11s} {'server CPU':>11s}")
     for case, (name, extra, path) in CASES.items():
-        runs = [first_answer(name, extra, path) for _ in range(args.repeat)]
+        if args.only and args.only not in case:
+            continue
+        runs = [first_answer(name, extra, path, args.timeout) for _ in range(args.repeat)]
         walls = [wall * 1000 for wall, _ in runs]
         cpu = statistics.median(cpu for _, cpu in runs) * 1000
         print(f"{case:24s} {statistics.median(walls):9.0f} ms {max(walls):8.0f} ms {cpu:8.0f} ms")

@@ -456,17 +456,17 @@ def _derive_priority(before: Record | None, after: Record) -> None:
 
 
 def _incident_moves(call: WriteCall) -> None:
-    """The incident business rules on leaving a state: leaving On Hold clears its reason, and
+    """The incident business rules on a move (a create included): moving to any state but On
+    Hold clears the hold reason, and
     reopening a resolved incident counts the reopening, says who and when, and clears the
     resolution stamps (as the reference instance does)."""
-    if call.before is None:
-        return
-    before, after = _text(call.before.get("state")), _text(call.after.get("state"))
+    before = "" if call.before is None else _text(call.before.get("state"))
+    after = _text(call.after.get("state"))
     if before == after:
         return
     if leaves_hold(before, after):
         call.after["hold_reason"] = ""
-    reopening = reopened(before, after, _text(call.before.get("reopen_count")))
+    reopening = reopened(before, after, _text((call.before or {}).get("reopen_count")))
     if reopening is not None:
         call.after.update(reopening, reopened_time=call.mock.stamp(), reopened_by=_caller_id(call))
 

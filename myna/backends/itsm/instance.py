@@ -1021,6 +1021,14 @@ def _require(new: Row, name: str, fields: Iterable[str]) -> None:
         raise data_policy(missing)
 
 
+def _data_policy(new: Row, name: str) -> None:
+    """Entering a state without the fields its data policy makes mandatory is refused: the
+    pinned state model's `required_on_entry` (overlay.yaml), which the served mock enforces
+    from the same statement."""
+    model = STATE_MODELS[name]
+    _require(new, name, model.required.get(new[model.field], ()))
+
+
 def _check_assignment(instance: Instance, row: Row, old: Row | None = None) -> None:
     pair = (row.get("assignment_group", ""), row.get("assigned_to", ""))
     was = None if old is None else (old.get("assignment_group", ""), old.get("assigned_to", ""))
@@ -1105,10 +1113,7 @@ def _breached(instance: Instance, task_id: str) -> bool:
 
 def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> None:
     state, before = new["state"], old.get("state", "")
-    if state == "3":
-        _require(new, "incident", ["hold_reason"])
-    elif state in ("6", "7"):
-        _require(new, "incident", ["close_code", "close_notes"])
+    _data_policy(new, "incident")
     if leaves_hold(before, state):
         new["hold_reason"] = ""
     if state == "6" or (state == "7" and not new["resolved_at"]):
@@ -1144,8 +1149,7 @@ def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
         new["priority"] = PRIORITY[(new["impact"], new["urgency"])]
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
-        if new["state"] in ("106", "107"):
-            _require(new, "problem", ["resolution_code", "fix_notes"])
+        _data_policy(new, "problem")
         if new["state"] == "106":
             new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
         if new["state"] in CLOSED_STATES["problem"]:
@@ -1185,8 +1189,7 @@ def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
         new["work_start"] = instance.stamp()
     if state == "0":
         new["work_end"] = instance.stamp()
-    if state == "3":
-        _require(new, "change_request", ["close_code", "close_notes"])
+    _data_policy(new, "change_request")
     if state in CLOSED_STATES["change_request"]:
         _closing(instance, new, user)
 
@@ -1200,8 +1203,8 @@ def _change_task_insert(instance: Instance, row: Row, user: str) -> None:
 
 def _change_task_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new, old)
-    if new["state"] != old["state"] and new["state"] == "3":
-        _require(new, "change_task", ["close_code", "close_notes"])
+    if new["state"] != old["state"]:
+        _data_policy(new, "change_task")
     if new["state"] != old["state"] and new["state"] in CLOSED_STATES["change_task"]:
         _closing(instance, new, user)
 

@@ -1,8 +1,9 @@
 """The ITSM state models, stated once and read by both sides.
 
-Which state moves a table allows, which it refuses and with what words, and which states are
-final (a record there is read-only: the platform's ACL refuses every update) are model facts: the
-pinned `state_machines` of `overlay.yaml`. The served mock enforces them through the runtime and
+Which state moves a table allows, which it refuses and with what words, which fields a state
+needs on entry (the data policies, `required_on_entry`), and which states are final (a record
+there is read-only: the platform's ACL refuses every update) are model facts: the pinned
+`state_machines` of `overlay.yaml`. The served mock enforces them through the runtime and
 `extension.py`; the reference instance that writes the corpus (`instance.py`) reads the same
 statement here instead of keeping its own copy, so the two cannot drift apart
 (tests/backends/test_itsm_differential.py sends both the same calls).
@@ -32,6 +33,7 @@ class StateModel:
     labels: Mapping[str, str]
     transitions: frozenset[tuple[str, str]]
     refused: Mapping[tuple[str, str], tuple[int, str]]
+    required: Mapping[str, tuple[str, ...]]  # the data policies: fields a state needs on entry
 
     def final(self, state: str) -> bool:
         return is_final(state, self.states, (source for source, _ in self.transitions))
@@ -115,8 +117,11 @@ def not_a_member(person: str, team: str) -> Verdict:
 
 
 def leaves_hold(before: str, after: str) -> bool:
-    """An incident leaving On Hold has its hold reason cleared, whatever the client sent."""
-    return before == "3" and after != "3"
+    """An incident moving to any state but On Hold has no hold reason: it is cleared, whatever
+    the client sent (the reason belongs to On Hold alone; the differential test found the mock
+    clearing it on entering In Progress from New, where a rule only for leaving On Hold did
+    not)."""
+    return before != after and after != "3"
 
 
 # -- reopening a resolved incident --------------------------------------------------------------
@@ -194,6 +199,10 @@ def state_models() -> Mapping[str, StateModel]:
                 refused={
                     (r["source"], r["target"]): (r["status"], r["message"])
                     for r in machine.get("refused") or ()
+                },
+                required={
+                    str(state): tuple(names)
+                    for state, names in (machine.get("required_on_entry") or {}).items()
                 },
             )
     return models
