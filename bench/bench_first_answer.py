@@ -25,17 +25,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "myna-token"  # `myna serve`'s default credential
 CASES: dict[str, tuple[str, list[str], str]] = {
-    "crm, demo world": (
+    "crm, demo world": ("crm", [], "/services/data/v59.0/query?q=SELECT+COUNT()+FROM+Opportunity"),
+    "crm, reference world": (
         "crm",
-        ["--seed-dir", str(ROOT / "myna/backends/crm/demo_world")],
-        "/services/data/v59.0/query?q=SELECT+COUNT()+FROM+Opportunity",
+        ["--world", "reference"],
+        "/services/data/v59.0/query?q=SELECT+Id+FROM+Account",
     ),
-    "crm, reference world": ("crm", [], "/services/data/v59.0/query?q=SELECT+Id+FROM+Account"),
     "itsm, demo world": ("itsm", [], "/api/now/table/incident?sysparm_limit=1"),
     "itsm, reference world": (
         "itsm",

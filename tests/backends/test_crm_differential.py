@@ -173,7 +173,7 @@ def sides() -> Iterator[tuple[Org, Mock]]:
     org, book = reference_org()
     write_chapters(org, book)
     credentials = Credentials(tokens=frozenset({TOKEN}))
-    mock = served_mock("crm", credentials=credentials, open_worlds=True)
+    mock = served_mock("crm", world="reference", credentials=credentials, open_worlds=True)
     yield org, mock
     mock.store.close()
 

@@ -25,4 +25,7 @@ BACKEND = Backend(
     dialect="soql",
     recorded_as=ADMINISTRATOR,
     initial_records=_initial_records,
+    # A demo-sized world by default (demo.py: the reference world grown to hundreds of
+    # accounts, contacts, opportunities and cases); the corpus's own by name.
+    worlds=(("demo", "demo_world"), ("reference", "reference_world")),
 )

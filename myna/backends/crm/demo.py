@@ -5,11 +5,8 @@ cases in every status, follow-up tasks), owned by the org's sales and support pe
 Every record is made by the reference org's own `create` and `update`, so every rule holds in it
 as in the reference world (a stage's probability and forecast category, a closed case's reason
 and close date, names derived from first and last names). Deterministic; it ships as seed files
-(`demo_world/<Object>.jsonl`), served with
-
-    myna serve crm --seed-dir myna/backends/crm/demo_world
-
-and regenerated with
+(`demo_world/<Object>.jsonl`), the world `myna serve crm` serves unless `--world reference`
+names the reference world; regenerated with
 
     python -m myna.backends.crm.demo -o myna/backends/crm/demo_world
 """
