@@ -356,7 +356,8 @@ def _seed_default_world(
         total = count if isinstance(count, int) else sum(count.values())
         snapshot: str | None = None
         if files is not None:
-            snapshot = seed_from_files(model, store, files)
+            # A back end's shipped world is checked against its model by the back end's tests.
+            snapshot = seed_from_files(model, store, files, checked=seed_dir is not None)
         elif has_recorded(model) and not generated:
             snapshot = seed_recorded(model, store, seed=seed, top_up=records or 0)
         elif total > 0 and seed_cache is not None:

@@ -85,3 +85,20 @@ def test_a_model_naming_an_unknown_extension_lists_the_installed_ones() -> None:
     model.extensions = ["nowhere"]
     with pytest.raises(ModelError, match=r"'nowhere'; there are: erp, salesforce, servicenow"):
         extensions_for(model)
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_shipped_world_fits_its_back_ends_model(name: str) -> None:
+    """`myna serve NAME` loads its shipped worlds without checking each value (they are the
+    back end's own); this is the check, every value against the model, every reference
+    resolved."""
+    from myna.mocks.seed import read_files
+
+    backend = BACKENDS[name]
+    for world, _ in backend.worlds:
+        with backend.shipped_world(world) as directory:
+            if directory is not None:
+                checked = read_files(builtin_model(name), directory)
+                unchecked = read_files(builtin_model(name), directory, checked=False)
+                assert checked == unchecked
+                assert checked.records, world
