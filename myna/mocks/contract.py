@@ -101,6 +101,9 @@ def compile_model(
     resources = {
         name: compile_resource(resource, conventions) for name, resource in model.resources.items()
     }
+    from myna.mocks.answered import answered_resources
+
+    resources = answered_resources(model, resources)
     components = _components(model)
     operations = [
         compile_operation(op, resources, conventions, components) for op in model.operations
@@ -203,9 +206,14 @@ def compile_operation(
         request_schema = contract.update_schema
     elif operation.request_schema is not None:
         request_schema = _resolvable(operation.request_schema, components)
-    response_schema = _response_schema(operation, contract)
+    replayed = _replayed(operation, contract)
+    response_schema = _response_schema(operation, None if replayed else contract)
     if response_schema is not None:
         response_schema = _resolvable(response_schema, components)
+    if replayed:
+        from myna.mocks.answered import replayed_schema
+
+        response_schema = replayed_schema(operation, response_schema)
     id_param = _id_param(operation)
     return OperationContract(
         operation=operation,
@@ -220,7 +228,7 @@ def compile_operation(
         response_validator=SchemaCheck(response_schema) if response_schema is not None else None,
         id_param=id_param,
         scope_param=_scope_param(operation),
-        replayed=_replayed(operation, contract),
+        replayed=replayed,
     )
 
 

@@ -91,7 +91,7 @@ def plain_value(schema: JsonSchema) -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
     kind = type_of(schema)
-    if kind is None:
+    if kind in (None, "null"):
         return None
     shape = _branch(schema, kind)
     if kind == "boolean":

@@ -113,6 +113,11 @@ def _responses(mock: Mock, contract: OperationContract) -> dict[str, Any]:
         if headers:
             success["headers"] = headers
     responses: dict[str, Any] = {str(contract.success_status): success}
+    if contract.replayed:
+        # Another answer the recordings showed, replayed as it was: documented, its body not.
+        for answer in contract.operation.recorded:
+            if answer.status < 400:
+                responses.setdefault(str(answer.status), {"description": "a recorded answer"})
     error = {"description": "the service's error", "content": {"application/json": {"schema": {}}}}
     for status in _error_statuses(mock, contract):
         responses[str(status)] = error
@@ -127,6 +132,8 @@ def _error_statuses(mock: Mock, contract: OperationContract) -> list[int]:
     operation = contract.operation
     statuses = {401, 404, 405, 503, contract.error_status}
     statuses |= {response.status for response in operation.responses if response.status >= 400}
+    if contract.replayed:
+        statuses |= {answer.status for answer in operation.recorded if answer.status >= 400}
     if operation.kind == "delete":
         statuses |= {shape.status for shape in mock.model.conventions.errors if shape.status}
     if operation.kind in ("create", "update", "replace", "action"):

@@ -24,6 +24,7 @@ import orjson
 
 from myna.errors import MockError
 from myna.mocks import behaviour, ids
+from myna.mocks.answered import format_stamp
 from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.auth import DEFAULT_WORLD as DEFAULT_WORLD  # where callers import it from
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
@@ -974,8 +975,7 @@ class Mock:
         if cached[0] == second:
             return cached[1]
         moment = datetime.fromtimestamp(second, tz=UTC)
-        fmt = self.model.conventions.datetime_format
-        text = moment.strftime(fmt) if fmt else moment.isoformat().replace("+00:00", "Z")
+        text = format_stamp(moment, self.model.conventions.datetime_format)
         self._last_stamp = (second, text)
         return text
 

@@ -120,6 +120,14 @@ def seed_recorded(
 ) -> str:
     """Load the records a learned model's traces showed (each resource's `records`), topped
     up with generated ones (`with_recorded`), as a base snapshot; return its id."""
+    data = recorded_data(model, seed=seed, top_up=top_up)
+    return store.load_base(data.records, name or f"recorded-{seed}", sequences=data.sequences)
+
+
+def recorded_data(
+    model: ServiceModel, *, seed: int, top_up: int | Mapping[str, int] = 0
+) -> SeedData:
+    """The records `seed_recorded` loads."""
     recorded = [
         (resource.name, str(record[resource.id_field]), dict(record))
         for resource in model.resources.values()
@@ -127,8 +135,7 @@ def seed_recorded(
         if record.get(resource.id_field) not in (None, "")
     ]
     recorded += _referenced_only(model, recorded)
-    data = with_recorded(model, recorded, seed=seed, top_up=top_up)
-    return store.load_base(data.records, name or f"recorded-{seed}", sequences=data.sequences)
+    return with_recorded(model, recorded, seed=seed, top_up=top_up)
 
 
 def _referenced_only(

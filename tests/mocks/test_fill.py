@@ -113,6 +113,7 @@ def test_a_list_sent_where_answers_wrap_it_goes_into_the_wrapping_object() -> No
         ({"type": "integer", "x-myna-observed": {"minimum": 3, "maximum": 9}}, 3),
         ({"type": ["array", "null"]}, []),
         ({"type": "string"}, ""),
+        ({"type": "null"}, None),
         ({"anyOf": [{"type": "null"}, {"type": "object", "properties": {}}]}, {}),
     ],
 )
