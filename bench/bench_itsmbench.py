@@ -81,6 +81,7 @@ def main() -> None:
         for rung in bench.ladder(audited, workers=args.workers):
             shown = "  ".join(f"tier {t}: {r:.3f}" for t, r in sorted(rung.by_tier.items()))
             print(f"  {rung.agent:10s} {shown}  {'falls' if rung.falls else 'does not fall'}")
+            print("    " + "  ".join(f"{k} {p}/{n}" for k, (p, n) in rung.by_kind.items()))
 
 
 if __name__ == "__main__":

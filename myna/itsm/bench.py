@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from itertools import pairwise
 from math import comb
@@ -279,6 +279,8 @@ class Rung:
 
     agent: str
     by_tier: dict[int, float]
+    by_kind: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """kind -> (trials passed, trials played)."""
 
     @property
     def falls(self) -> bool:
@@ -298,7 +300,14 @@ def ladder(prepared: Prepared, agents: Sequence[str] = LADDER, *, workers: int =
             / sum(1 for t in played if t.tier == tier)
             for tier in tiers
         }
-        rungs.append(Rung(agent, by_tier))
+        by_kind = {
+            kind: (
+                sum(t.passed for t in played if t.kind == kind),
+                sum(t.kind == kind for t in played),
+            )
+            for kind in sorted({t.kind for t in played})
+        }
+        rungs.append(Rung(agent, by_tier, by_kind))
     return rungs
 
 

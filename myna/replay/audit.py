@@ -395,34 +395,64 @@ class _WorldJudge:
         fields: dict[str, FieldSpec],
         states: dict[str, set[str]],
     ) -> Iterator[str]:
+        for problem in self._own_problems(record, fields, states):
+            yield where + problem
         world = self.episode.environment.initial_world
         for name, value in record.items():
             spec = fields.get(name)
+            reference = spec.reference if spec is not None else None
+            if reference is None or value == "" or value is None:
+                continue
+            shown = value if type(value) is str else scalar(value)
+            if (
+                shown != ""
+                and reference.resource in world
+                and str(shown) not in self.ids(reference.resource)
+            ):
+                yield f"{where}.{name} refers to missing {reference.resource} {shown}"
+
+    def _own_problems(
+        self, record: dict[str, Any], fields: dict[str, FieldSpec], states: dict[str, set[str]]
+    ) -> tuple[str, ...]:
+        """What is wrong with the record by itself (fields, states, schemas), each after the
+        record's place; cached by the record object, since generated worlds share the records
+        they do not change (and nothing changes a built world's record in place)."""
+        key = (id(record), id(fields), id(self.model))
+        cached = _OWN_PROBLEMS.get(key)
+        if cached is not None and cached[0] is record:
+            return cached[1]
+        found = tuple(self._judge_own(record, fields, states))
+        if len(_OWN_PROBLEMS) >= _OWN_PROBLEMS_MAX:
+            _OWN_PROBLEMS.clear()
+        _OWN_PROBLEMS[key] = (record, found)  # the record is kept, so its id stays its own
+        return found
+
+    def _judge_own(
+        self, record: dict[str, Any], fields: dict[str, FieldSpec], states: dict[str, set[str]]
+    ) -> Iterator[str]:
+        for name, value in record.items():
+            spec = fields.get(name)
             if fields and spec is None:
-                yield f"{where}.{name} is not a field of the model"
+                yield f".{name} is not a field of the model"
                 continue
             if value == "" or value is None:
                 continue  # empty: no state, schema or reference to hold it to
             shown = value if type(value) is str else scalar(value)
             if name in states and shown != "" and str(shown) not in states[name]:
-                yield f"{where}.{name}={shown!r} is not a state of the model"
-            reference = spec.reference if spec is not None else None
-            if spec is not None and reference is None and shown != "":
+                yield f".{name}={shown!r} is not a state of the model"
+            if spec is not None and spec.reference is None and shown != "":
                 # Wire form: a service that sends values as strings has string schemas.
                 wire = shown if self.model.conventions.values_as_strings else value
                 error = self.schema_error(spec, wire)
                 if error is not None:
-                    yield f"{where}.{name}={wire!r} does not fit its schema: {error}"
-            if (
-                reference is not None
-                and shown != ""
-                and reference.resource in world
-                and str(shown) not in self.ids(reference.resource)
-            ):
-                yield f"{where}.{name} refers to missing {reference.resource} {shown}"
+                    yield f".{name}={wire!r} does not fit its schema: {error}"
         for name, field_spec in fields.items():
             if field_spec.required and not field_spec.server_generated and name not in record:
-                yield f"{where} lacks required field {name!r}"
+                yield f" lacks required field {name!r}"
+
+
+_OWN_PROBLEMS: dict[tuple[int, int, int], tuple[dict[str, Any], tuple[str, ...]]] = {}
+_OWN_PROBLEMS_MAX = 200_000
 
 
 @lru_cache(maxsize=65536, typed=True)

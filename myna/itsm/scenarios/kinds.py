@@ -211,7 +211,8 @@ class _World:
         record = self.source.incident(incident)
         if record is None:
             return None
-        shaped = {**record, **overrides}
+        # Records no scenario changes are shared between worlds, not copied into each.
+        shaped = {**record, **overrides} if overrides else record
         self.incidents[incident.sys_id] = shaped
         return shaped
 
@@ -240,14 +241,17 @@ class _World:
             "cmdb_ci": ("cmdb_ci",),
         }
         for table, fields in references.items():
-            for record in self.incidents.values():
-                for name in fields:
-                    if record.get(name):
-                        self.include(table, str(record[name]))
+            named = {
+                str(r[name]) for r in self.incidents.values() for name in fields if r.get(name)
+            }
+            for sys_id in sorted(named - set(self.extra.get(table, {}))):
+                self.include(table, sys_id)
         world = {"incident": sorted(self.incidents.values(), key=lambda r: str(r["number"]))}
         for table in sorted(self.extra):
             world[table] = [self.extra[table][key] for key in sorted(self.extra[table])]
-        return Environment(
+        # Built from records of the right shapes only; validating every record of every world
+        # again cost more than generating it (the audit judges each world against the model).
+        return Environment.model_construct(
             model=ModelRef(name="itsm"),
             initial_world=world,
             id_fields={table: "sys_id" for table in world},
