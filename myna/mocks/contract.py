@@ -207,7 +207,7 @@ def compile_operation(
     elif operation.request_schema is not None:
         request_schema = _resolvable(operation.request_schema, components)
     replayed = _replayed(operation, contract)
-    response_schema = _response_schema(operation, None if replayed else contract)
+    response_schema = _response_schema(operation, contract)
     if response_schema is not None:
         response_schema = _resolvable(response_schema, components)
     if replayed:
