@@ -200,7 +200,14 @@ def compile_operation(
     contract = resources.get(operation.resource) if operation.resource else None
     kind = operation.kind
     request_schema: JsonSchema | None = None
-    if contract is not None and kind == "create":
+    if contract is not None and kind == "create" and operation.batch is not None:
+        # Several records at once: a list of what one create takes.
+        request_schema = {
+            "type": "object",
+            "properties": {operation.batch: {"type": "array", "items": contract.create_schema}},
+            "required": [operation.batch],
+        }
+    elif contract is not None and kind == "create":
         request_schema = contract.create_schema
     elif contract is not None and kind in ("update", "replace"):
         request_schema = contract.update_schema

@@ -529,7 +529,50 @@ class Mock:
         principal: str,
     ) -> MockResponse:
         resource = _resource_of(contract)
+        batch = contract.operation.batch
+        if batch is not None:
+            return self._create_many(contract, params, request, tx, principal, batch)
         sent = self._body(contract, resource, request)
+        record = self._made(contract, resource, params, sent, request, tx, principal)
+        return self._item(contract, resource, record, request, None, tx)
+
+    def _create_many(
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+        batch: str,
+    ) -> MockResponse:
+        """A create that sends a list of records (`Operation.batch`): each is made as a create
+        would make it, and the answer lists them in the resource's list wrapper."""
+        resource = _resource_of(contract)
+        body = self._validated(contract, resource, request)
+        items = body.get(batch)
+        status = contract.error_status
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise Rejection(status, f"{batch} must be a list of objects", fields=(batch,))
+        renderer = self.renderers[resource.resource.name]
+        made = []
+        for item in items:
+            sent = self._sent(resource, coerce_scalars(item, resource.stringly), status)
+            record = self._made(contract, resource, params, sent, request, tx, principal)
+            made.append(renderer.render(record, request.base_url, None))
+        payload = wrap_list(made, resource.envelope, total=len(made), next_url=None)
+        return MockResponse(contract.success_status, [_JSON], payload=payload)
+
+    def _made(
+        self,
+        contract: OperationContract,
+        resource: ResourceContract,
+        params: dict[str, str],
+        sent: dict[str, Any],
+        request: MockRequest,
+        tx: Transaction,
+        principal: str,
+    ) -> Record:
+        """One record created from what a client sent, stored under the behaviour rules."""
         spec = resource.resource
         record: Record = {
             name: default for name, default in self._fillers[spec.name] if name not in sent
@@ -549,7 +592,7 @@ class Mock:
         record_id = self._fill_server_fields(resource, record, tx, principal)
         write = WriteCall(self, resource, "create", None, record, sent, principal, tx, request)
         self._write(contract, write, lambda: tx.insert(spec.name, record_id, record))
-        return self._item(contract, resource, record, request, None, tx)
+        return record
 
     def _update(
         self,
@@ -581,6 +624,9 @@ class Mock:
         principal: str,
     ) -> MockResponse:
         resource = _resource_of(contract)
+        if contract.operation.effects:
+            # A delete that only marks its record (`in_trash: true`): an action.
+            return self._action(contract, params, request, tx, principal)
         record = self._existing(contract, resource, params, tx)
         record_id = str(record[resource.resource.id_field])
         write = WriteCall(self, resource, "delete", record, record, {}, principal, tx, request)
@@ -768,14 +814,27 @@ class Mock:
     def _body(
         self, contract: OperationContract, resource: ResourceContract, request: MockRequest
     ) -> dict[str, Any]:
+        body = self._validated(contract, resource, request)
+        return self._sent(resource, body, contract.error_status)
+
+    def _validated(
+        self, contract: OperationContract, resource: ResourceContract, request: MockRequest
+    ) -> dict[str, Any]:
+        """The request's JSON object, unwrapped, checked against the operation's schema."""
         status = contract.error_status
         value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
         body = coerce_scalars(require_object(value, status=status), resource.stringly)
-        if self.extensions.ignore_unknown_fields:
+        if self.extensions.ignore_unknown_fields and contract.operation.batch is None:
             body = {name: value for name, value in body.items() if name in resource.resource.fields}
         if contract.request_validator is not None:
             validate_request(contract.request_validator, body, status=status)
+        return body
+
+    def _sent(
+        self, resource: ResourceContract, body: dict[str, Any], status: int
+    ) -> dict[str, Any]:
+        """What a write stores of the fields a client sent for one record."""
         refused = [name for name in body if name in resource.refused_on_write]
         if refused:
             raise Rejection(status, f"{', '.join(refused)} cannot be set", fields=tuple(refused))
@@ -1177,11 +1236,29 @@ def _addressing(
                 served = own.get((other, kind))
                 if served is None:
                     continue
+                served = _with_path_effects(served, own.get((name, kind)))
                 view = views.get(other)
                 if view is not None:
                     served = replace(served, view=Viewed(view, resource.envelope))
                 found[(name, other, kind)] = served
     return found
+
+
+def _with_path_effects(
+    served: OperationContract, addressing: OperationContract | None
+) -> OperationContract:
+    """The operation that serves another resource's record, doing what the path it was called
+    at does to records: a path whose deletes only mark records marks theirs too (Notion's
+    DELETE /blocks/{id} on a page)."""
+    if addressing is None or served.operation.effects or not addressing.operation.effects:
+        return served
+    assert served.resource is not None
+    fields = served.resource.resource.fields
+    effects = [effect for effect in addressing.operation.effects if effect.field in fields]
+    if not effects:
+        return served
+    operation = served.operation.model_copy(update={"effects": effects})
+    return replace(served, operation=operation)
 
 
 def _no_world(world: str) -> Rejection:

@@ -27,6 +27,7 @@ from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
 from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
 from myna.schemas.complete import complete
+from myna.schemas.deletes import SoftDelete, soft_delete_effects
 from myna.schemas.entry_values import volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
@@ -64,6 +65,7 @@ from myna.schemas.model import (
 from myna.schemas.openapi import component_name
 from myna.schemas.operations import (
     OpStats,
+    batch_key,
     literal_before,
     operation_id,
     operation_kind,
@@ -364,6 +366,7 @@ class ServiceLearner:
         self.sightings: dict[str, dict[str, dict[str, Any]]] = {}
         """Resource -> id -> the record as first seen (`_pass_sightings`)."""
         self.made: set[tuple[str, str]] = set()
+        self._seen_deletes: dict[tuple[str, tuple[str, ...]], SoftDelete] | None = None
         self.unsampled: dict[str, dict[str, dict[str, Any]]] = {}
         """Resource -> id -> the first sighting of each record the sample did not walk."""
 
@@ -643,15 +646,20 @@ class ServiceLearner:
                         ids.add(str(value))
             if op.kind == "create" and obs.exchange.request_body.is_json:
                 pairs = self.creates.setdefault(op.resource, [])
-                if len(pairs) < _CREATE_SAMPLES:
-                    pairs.append((obs.exchange.request_body.value, records[0]))
+                for pair in _created_pairs(op, obs.exchange.request_body.value, records):
+                    if len(pairs) < _CREATE_SAMPLES:
+                        pairs.append(pair)
         for op in self.ops.values():
             if (
                 op.resource is not None
                 and op.kind in ("create", "update", "replace")
                 and op.request.count
             ):
-                self.requests.setdefault(op.resource, []).append(op.request)
+                batch = batch_key(op)
+                # A batch create's records are the items of its list, not the request.
+                request = op.request.props[batch].items if batch is not None else op.request
+                if request is not None:
+                    self.requests.setdefault(op.resource, []).append(request)
 
     def _pass_sightings(self) -> None:
         """The records the service held before the traces changed anything, for a served mock to
@@ -1289,6 +1297,7 @@ class ServiceLearner:
                     responses=self._responses(op, resources),
                     effects=self._effects(op, resource),
                     scope=self._scope(op) if resource is not None else None,
+                    batch=batch_key(op) if op.kind == "create" else None,
                     recorded=self._recorded(op, path)
                     if self.options.answers and _replayed(op, resource)
                     else [],
@@ -1454,7 +1463,11 @@ class ServiceLearner:
         return wrapper
 
     def _effects(self, op: OpStats, resource: Resource | None) -> list[Effect]:
-        """What a custom action does to its record: the state it moves the record to."""
+        """What a custom action does to its record: the state it moves the record to; what a
+        delete that only marks its record sets (`deletes`)."""
+        if op.kind == "delete":
+            seen = self._deletes().get((op.method, op.template))
+            return soft_delete_effects(seen) if seen is not None else []
         if op.kind != "action" or resource is None:
             return []
         effects: list[Effect] = []
@@ -1471,6 +1484,38 @@ class ServiceLearner:
                     )
                     break
         return effects
+
+    def _deletes(self) -> dict[tuple[str, tuple[str, ...]], SoftDelete]:
+        """Per delete operation, its answers beside the records' last answers, and what later
+        calls on the deleted records answered (computed once)."""
+        if self._seen_deletes is not None:
+            return self._seen_deletes
+        found: dict[tuple[str, tuple[str, ...]], SoftDelete] = {}
+        latest: dict[str, dict[str, Any]] = {}
+        deleted: dict[str, SoftDelete] = {}
+        for obs in self.observations:
+            op = obs.op
+            assert op is not None
+            entity = _entity_of(obs, op)
+            key = plain_id(entity) if entity is not None else None
+            status = obs.exchange.status
+            if key is not None and key in deleted and op.kind in _ITEM_KINDS:
+                seen = deleted.pop(key)
+                seen.survives += 200 <= status < 300
+                seen.removed += status in (404, 410)
+            if not 200 <= status < 300:
+                continue
+            if op.kind == "delete" and key is not None:
+                seen = found.setdefault((op.method, op.template), SoftDelete())
+                deleted[key] = seen
+                before = latest.get(key)
+                records = obs.unwrapped.records
+                if before is not None and len(records) == 1 and len(seen.pairs) < _VIEW_EXAMPLES:
+                    seen.pairs.append((before, records[0]))
+            for _, value, record in self._identified(obs, op):
+                latest[plain_id(value)] = record
+        self._seen_deletes = found
+        return found
 
     # conventions -----------------------------------------------------------------------
 
@@ -1569,6 +1614,20 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
 
 _VIEW_EXAMPLES = 50
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
+
+
+def _created_pairs(
+    op: OpStats, sent: Any, records: list[dict[str, Any]]
+) -> list[tuple[Any, dict[str, Any]]]:
+    """(what was sent, what was made) of each record one create made: the create's body and
+    its record, or each item of a batch beside the record made of it."""
+    batch = batch_key(op)
+    if batch is None:
+        return [(sent, records[0])]
+    items = sent.get(batch) if isinstance(sent, dict) else None
+    if not isinstance(items, list) or len(items) != len(records):
+        return []
+    return list(zip(items, records, strict=True))
 
 
 def _entity_of(obs: Obs, op: OpStats) -> str | None:

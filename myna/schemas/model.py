@@ -318,6 +318,11 @@ class Operation(_Model):
         "field, a dotted path into nested objects, holding the id the path's last parameter "
         "names; the list shows only that parent's records and a create belongs to it",
     )
+    batch: str | None = Field(
+        default=None,
+        description="on a create: the request key holding a list of records made at once "
+        "(Notion appends `children` to a block); the answer lists what was made",
+    )
     inferred: Inference | None = Field(
         default=None,
         description="set when no exchange showed the operation: completed by "

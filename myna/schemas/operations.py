@@ -117,8 +117,31 @@ def operation_resource(op: OpStats) -> str | None:
 
 def creates_under(op: OpStats) -> bool:
     """Whether a POST below a record (`/groups/{id}/projects`, `/issue/{id}/comment`) makes a
-    record of its own: answered 201 with one record that has an id."""
-    return op.method == "POST" and 201 in op.statuses and bool(op.one_with_id) and not op.many
+    record of its own: answered 201 with one record that has an id; or a write below a record
+    that sends a list of records and answers with the list it made (`batch_key`)."""
+    one = op.method == "POST" and 201 in op.statuses and bool(op.one_with_id) and not op.many
+    return one or batch_key(op) is not None
+
+
+def batch_key(op: OpStats) -> str | None:
+    """The request key of a write that makes several records at once: every request held one
+    list of objects under it, and every successful answer was a list of records."""
+    if op.method not in _WRITES or not op.many or op.one_with_id or not op.request.count:
+        return None
+    if not any(200 <= status < 300 for status in op.statuses):
+        return None
+    lists = [
+        key
+        for key, shape in op.request.props.items()
+        if shape.count == op.request.count
+        and shape.arrays == shape.count
+        and shape.items is not None
+        and shape.items.objects == shape.items.count > 0
+    ]
+    return lists[0] if len(lists) == 1 else None
+
+
+_WRITES = frozenset({"POST", "PUT", "PATCH"})
 
 
 def operation_kind(op: OpStats) -> OperationKind:
