@@ -236,6 +236,9 @@ def compile_operation(
         id_param=id_param,
         scope_param=_scope_param(operation),
         replayed=replayed,
+        view=Viewed(operation.view, contract.envelope)
+        if operation.view is not None and contract is not None
+        else None,
     )
 
 
@@ -571,7 +574,8 @@ def _scope_param(operation: Operation) -> str | None:
 
 def _id_param(operation: Operation) -> str | None:
     path_params = re.findall(r"\{([^}]+)\}", operation.path)
-    for parameter in operation.parameters:
+    # Below a parent (`/lists/{listId}/notes/{noteId}`) the record's own id is the last one.
+    for parameter in reversed(operation.parameters):
         if parameter.location == "path" and parameter.role == "id":
             return parameter.name
     return path_params[-1] if path_params else None

@@ -516,6 +516,11 @@ class Mock:
         principal: str,
     ) -> MockResponse:
         resource = _resource_of(contract)
+        target = contract.operation.target
+        if target is not None:
+            # A path that always answers one record (GET /users/me).
+            params = {**params, resource.resource.id_field: target}
+            contract = replace(contract, id_param=resource.resource.id_field)
         record = self._existing(contract, resource, params, tx)
         fields = _fields_param(request.query, self.list_params.fields)
         return self._item(contract, resource, record, request, fields, tx)
@@ -660,7 +665,7 @@ class Mock:
         for effect in contract.operation.effects:
             value = _effect_value(effect, body)
             if value is not _ABSENT:
-                changed[effect.field] = value
+                changed[effect.field] = self._nested(resource, effect.field, value)
         sent = coerce_scalars(changed, resource.stringly)
         after.update(sent)
         self._change(
@@ -844,11 +849,17 @@ class Mock:
                 continue
             if name in resource.references and isinstance(value, dict):
                 value = value.get("value")
-            elif self._completes and isinstance(value, dict | list):
-                spec = resource.resource.fields.get(name)
-                value = completed(value, spec.schema_, name) if spec is not None else value
+            else:
+                value = self._nested(resource, name, value)
             sent[name] = value
         return sent
+
+    def _nested(self, resource: ResourceContract, name: str, value: Any) -> Any:
+        """A nested value completed with what the service's answers always carry there."""
+        if not self._completes or not isinstance(value, dict | list):
+            return value
+        spec = resource.resource.fields.get(name)
+        return completed(value, spec.schema_, name) if spec is not None else value
 
     def json_body(self, request: MockRequest, status: int) -> Any:
         """The request's body through the one hardened JSON parser (`parse_json_body`)."""

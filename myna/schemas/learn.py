@@ -27,7 +27,7 @@ from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
 from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
 from myna.schemas.complete import complete
-from myna.schemas.deletes import SoftDelete, soft_delete_effects
+from myna.schemas.effects import SoftDelete, echoed_effects, soft_delete_effects
 from myna.schemas.entry_values import volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
@@ -135,6 +135,10 @@ _UNSAMPLED_MAX = 256
 """Records the sample left out whose values are counted for enum decisions, per resource
 (evenly spaced over the first sightings): with the walked ones, enough to tell a closed set
 from an open one, and a bound on the counting."""
+
+
+OpKey = tuple[str, tuple[str, ...]]
+"""An operation's (method, path template), as `ServiceLearner.ops` keys it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +349,7 @@ class ServiceLearner:
         self.group = group
         self.observations = group.observations
         self.fields_of: dict[str, set[str]] = {}
-        self.ops: dict[tuple[str, tuple[str, ...]], OpStats] = {}
+        self.ops: dict[OpKey, OpStats] = {}
         self.gathered = conventions.Gathered()
         if token is not None:
             self.gathered.token_path, self.gathered.token_tally = token
@@ -366,7 +370,8 @@ class ServiceLearner:
         self.sightings: dict[str, dict[str, dict[str, Any]]] = {}
         """Resource -> id -> the record as first seen (`_pass_sightings`)."""
         self.made: set[tuple[str, str]] = set()
-        self._seen_deletes: dict[tuple[str, tuple[str, ...]], SoftDelete] | None = None
+        self._seen_deletes: dict[OpKey, SoftDelete] | None = None
+        self._seen_views: dict[OpKey, View] | None = None
         self.unsampled: dict[str, dict[str, dict[str, Any]]] = {}
         """Resource -> id -> the first sighting of each record the sample did not walk."""
 
@@ -558,6 +563,7 @@ class ServiceLearner:
                     )
         elif (unwrapped.records and id_field(unwrapped.records) is not None) or obs.receipt:
             op.one_with_id += 1
+            self._count_identity(obs, op)
         if (
             obs.template
             and obs.template[-1] == "query"
@@ -584,6 +590,20 @@ class ServiceLearner:
                 shape.add(body)
         else:
             op.wrap_keys[(status, None, unwrapped.cardinality)] += 1
+
+    def _count_identity(self, obs: Obs, op: OpStats) -> None:
+        """Whether a one-record answer to a call below a record is that record or another."""
+        if len(op.template) < 2 or op.template[-1] == PARAM or PARAM not in op.template:
+            return
+        entity = _entity_of(obs, op)
+        records = obs.unwrapped.records
+        name = id_field(records) if records else None
+        if entity is None or name is None:
+            return
+        if plain_id(records[0][name]) == plain_id(entity):
+            op.same_ids += 1
+        else:
+            op.new_ids += 1
 
     def _decide_operations(self) -> None:
         for op in self.ops.values():
@@ -950,7 +970,9 @@ class ServiceLearner:
             if op.resource != name:
                 continue
             path = self._path(op.template, name, id_name)
-            if op.kind in ("get", "update", "replace", "delete") and item is None:
+            on_item = bool(op.template) and op.template[-1] == PARAM
+            if op.kind in ("get", "update", "replace", "delete") and item is None and on_item:
+                # `/docs/{id}/export` answers about a record; the record lives at `/docs/{id}`.
                 item = path
             elif op.kind in ("list", "create") and collection is None:
                 collection = path
@@ -1274,6 +1296,9 @@ class ServiceLearner:
         for op in sorted(
             self.ops.values(), key=lambda o: (o.template, _METHOD_ORDER.get(o.method, 9), o.method)
         ):
+            target = self._singleton_of(op, resources)
+            if target is not None:
+                op.resource = target[0]
             resource = resources.get(op.resource) if op.resource else None
             id_name = resource.id_field if resource is not None else None
             path = self._path(op.template, op.resource, id_name)
@@ -1298,6 +1323,8 @@ class ServiceLearner:
                     effects=self._effects(op, resource),
                     scope=self._scope(op) if resource is not None else None,
                     batch=batch_key(op) if op.kind == "create" else None,
+                    view=self._operation_views().get((op.method, op.template)),
+                    target=target[1] if target is not None else None,
                     recorded=self._recorded(op, path)
                     if self.options.answers and _replayed(op, resource)
                     else [],
@@ -1470,6 +1497,24 @@ class ServiceLearner:
             return soft_delete_effects(seen) if seen is not None else []
         if op.kind != "action" or resource is None:
             return []
+        effects = self._state_effects(op, resource)
+        moved = {effect.field for effect in effects}
+        echoed = echoed_effects(self._action_pairs(op))
+        return effects + [effect for effect in echoed if effect.field not in moved]
+
+    def _action_pairs(self, op: OpStats) -> list[tuple[Any, dict[str, Any]]]:
+        """(what was sent, the record answered) of each successful call of an action."""
+        return [
+            (obs.exchange.request_body.value, obs.unwrapped.records[0])
+            for obs in self.observations
+            if obs.op is op
+            and 200 <= obs.exchange.status < 300
+            and obs.exchange.request_body.is_json
+            and len(obs.unwrapped.records) == 1
+        ][:_VIEW_EXAMPLES]
+
+    def _state_effects(self, op: OpStats, resource: Resource) -> list[Effect]:
+        """The state an action moves its record to."""
         effects: list[Effect] = []
         for machine in resource.state_machines:
             for transition in machine.transitions:
@@ -1485,12 +1530,88 @@ class ServiceLearner:
                     break
         return effects
 
-    def _deletes(self) -> dict[tuple[str, tuple[str, ...]], SoftDelete]:
+    def _singleton_of(self, op: OpStats, resources: dict[str, Resource]) -> tuple[str, str] | None:
+        """(resource, id) of the one record a path without parameters always answered, when
+        that record is one of a resource's (GET /users/me: the caller, a user)."""
+        if op.kind != "get" or PARAM in op.template or op.resource in resources:
+            return None
+        found: set[tuple[str, str]] = set()
+        for obs in self.observations:
+            if obs.op is not op or not 200 <= obs.exchange.status < 300:
+                continue
+            records = obs.unwrapped.records
+            if len(records) != 1:
+                return None
+            found.update(
+                (name, plain_id(self._id_value(name, records[0])))
+                for name in resources
+                if plain_id(self._id_value(name, records[0])) in self._plain_ids(name)
+            )
+        if len(found) != 1:
+            return None
+        ((name, key),) = found
+        value = next(value for value in self.ids[name] if plain_id(value) == key)
+        return name, value
+
+    def _id_value(self, name: str, record: dict[str, Any]) -> str:
+        id_name = self.id_fields.get(name)
+        value = record.get(id_name) if id_name is not None else None
+        return "" if value is None or isinstance(value, dict | list) else str(value)
+
+    def _plain_ids(self, name: str) -> set[str]:
+        return {plain_id(value) for value in self.ids.get(name, ())}
+
+    def _operation_views(self) -> dict[OpKey, View]:
+        """Item operations whose answers name another kind than their resource's records do
+        (`"object": "page_markdown"` on a page's path), with the view each answers (computed
+        once)."""
+        if self._seen_views is not None:
+            return self._seen_views
+        kinds: dict[OpKey, Counter[str]] = {}
+        usual: dict[str, Counter[str]] = {}
+        for obs, op in self._answered():
+            kind = _kind_value(obs.unwrapped.records[0])
+            if op.resource is not None and kind is not None:
+                usual.setdefault(op.resource, Counter())[kind] += 1
+                if op.kind in _VIEWED_KINDS and len(obs.unwrapped.records) == 1:
+                    kinds.setdefault((op.method, op.template), Counter())[kind] += 1
+        other = {
+            key
+            for key, counts in kinds.items()
+            if counts.most_common(1)[0][0]
+            != usual[str(self.ops[key].resource)].most_common(1)[0][0]
+        }
+        self._seen_views = self._learn_operation_views(other) if other else {}
+        return self._seen_views
+
+    def _learn_operation_views(self, viewed: set[OpKey]) -> dict[OpKey, View]:
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        pairs: dict[OpKey, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+        tallies: dict[OpKey, Tally] = {}
+        for obs, op in self._answered():
+            op_key = (op.method, op.template)
+            for name, value, record in self._identified(obs, op):
+                key = (name, plain_id(value))
+                if op_key not in viewed:
+                    latest[key] = record
+                elif key in latest and len(pairs.get(op_key, ())) < _VIEW_EXAMPLES:
+                    pairs.setdefault(op_key, []).append((latest[key], record))
+                    tallies.setdefault(op_key, Tally()).add(obs.session, obs.exchange.id)
+        learned = {
+            # The operation, not an id that happened to match, says these answers are views.
+            op_key: learn_view(
+                str(self.ops[op_key].resource), examples, tallies[op_key].evidence(), minimum=1
+            )
+            for op_key, examples in pairs.items()
+        }
+        return {op_key: view for op_key, view in learned.items() if view is not None}
+
+    def _deletes(self) -> dict[OpKey, SoftDelete]:
         """Per delete operation, its answers beside the records' last answers, and what later
         calls on the deleted records answered (computed once)."""
         if self._seen_deletes is not None:
             return self._seen_deletes
-        found: dict[tuple[str, tuple[str, ...]], SoftDelete] = {}
+        found: dict[OpKey, SoftDelete] = {}
         latest: dict[str, dict[str, Any]] = {}
         deleted: dict[str, SoftDelete] = {}
         for obs in self.observations:
@@ -1614,6 +1735,18 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
 
 _VIEW_EXAMPLES = 50
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
+
+
+_VIEWED_KINDS = frozenset({"get", "update", "action"})
+
+
+def _kind_value(record: dict[str, Any]) -> str | None:
+    """The kind a record names itself (`"object": "page"`), if it does."""
+    for key in KIND_KEYS:
+        value = record.get(key)
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _created_pairs(

@@ -318,6 +318,16 @@ class Operation(_Model):
         "field, a dotted path into nested objects, holding the id the path's last parameter "
         "names; the list shows only that parent's records and a create belongs to it",
     )
+    view: View | None = Field(
+        default=None,
+        description="on an item operation whose answers are another shape of its resource's "
+        "record (a page's `page_markdown`): how that shape is made from the record",
+    )
+    target: str | None = Field(
+        default=None,
+        description="on a get at a path without parameters: the id of the record it always "
+        "answered (GET /users/me: the caller's user record)",
+    )
     batch: str | None = Field(
         default=None,
         description="on a create: the request key holding a list of records made at once "

@@ -42,6 +42,10 @@ class OpStats:
     """A bounded sample of the exchanges, kept for replaying their answers."""
     many: int = 0
     one_with_id: int = 0
+    new_ids: int = 0
+    """Answers of one record whose id is not the one the path named: a record made there."""
+    same_ids: int = 0
+    """Answers of one record whose id is the one the path named."""
     kind: OperationKind = "other"
     resource: str | None = None
     id: str = ""
@@ -117,9 +121,11 @@ def operation_resource(op: OpStats) -> str | None:
 
 def creates_under(op: OpStats) -> bool:
     """Whether a POST below a record (`/groups/{id}/projects`, `/issue/{id}/comment`) makes a
-    record of its own: answered 201 with one record that has an id; or a write below a record
+    record of its own: answered 201, or with one record whose id is not the path's (Notion
+    answers creates 200), with one record that has an id; or a write below a record
     that sends a list of records and answers with the list it made (`batch_key`)."""
-    one = op.method == "POST" and 201 in op.statuses and bool(op.one_with_id) and not op.many
+    made = 201 in op.statuses or (op.new_ids > 0 and not op.same_ids)
+    one = op.method == "POST" and made and bool(op.one_with_id) and not op.many
     return one or batch_key(op) is not None
 
 

@@ -27,7 +27,6 @@ JOIN = "*"
 Path = tuple[str, ...]
 
 _ABSENT = object()
-_MIN_EXAMPLES = 2
 _AGREEING = 0.8
 """The share of examples a source must agree with."""
 _DISTINCT_TEXT = 3
@@ -63,11 +62,16 @@ def leaves(value: dict[str, Any], prefix: Path = ()) -> Iterator[tuple[Path, Any
 
 
 def learn_view(
-    source: str, examples: Sequence[tuple[dict[str, Any], dict[str, Any]]], evidence: Evidence
+    source: str,
+    examples: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    evidence: Evidence,
+    *,
+    minimum: int = 2,
 ) -> View | None:
     """The view of `source`'s records, from pairs of (the record's last answer, the view the
-    service answered for it). One pair could be a coincidence of ids: at least two."""
-    if len(examples) < _MIN_EXAMPLES:
+    service answered for it). Where the pairs were found by their ids alone, one could be a
+    coincidence: at least `minimum`."""
+    if not examples or len(examples) < minimum:
         return None
     indexes = [sources(record) for record, _ in examples]
     shown = [dict(leaves(view)) for _, view in examples]

@@ -97,3 +97,64 @@ def test_an_unknown_id_at_the_other_path_is_not_found(client: MockClient) -> Non
     missing = client.delete("/api/nodes/d0c99999-aaaa-4bbb-8ccc-000000000000")
 
     assert missing.status == 404
+
+
+def _exports() -> list[Any]:
+    sessions = []
+    for number, title in enumerate(["Quarterly plan", "Budget review"], start=1):
+        doc = {"object": "doc", **_doc(number, title)}
+        export = {"object": "doc_export", "id": doc["id"], "format": "markdown", "text": "# x"}
+        sessions.append(
+            session(
+                exchange("POST", f"{WIKI}/docs", response=doc, request={"title": doc["title"]}),
+                exchange("GET", f"{WIKI}/docs/{doc['id']}/export", response=export),
+                name=f"e{number}",
+            )
+        )
+    return sessions
+
+
+def test_an_operation_answering_another_shape_of_its_record_keeps_that_shape() -> None:
+    [model] = learn(_exports())
+    [export] = [op for op in model.operations if op.path.endswith("/export")]
+    assert export.view is not None
+
+    client = MockClient(recorded_mock(model))
+    doc = client.post("/api/docs", json={"title": [{"text": "Road"}, {"text": "map"}]}).json()
+    shown = client.get(f"/api/docs/{doc['id']}/export")
+
+    assert shown.status == 200, shown.json()
+    assert shown.json()["object"] == "doc_export"
+    assert shown.json()["id"] == doc["id"]
+    assert shown.json()["format"] == "markdown"
+
+
+def test_a_path_that_always_answered_one_record_serves_that_record() -> None:
+    users = [
+        {"object": "user", "id": f"a0e0000{n}-aaaa-4bbb-8ccc-000000000000", "name": f"User {n}"}
+        for n in (1, 2)
+    ]
+    me = users[1]
+    [model] = learn(
+        [
+            session(
+                exchange("GET", f"{WIKI}/users", response={"results": users}),
+                *[exchange("GET", f"{WIKI}/users/me", response=me) for _ in range(4)],
+                exchange("GET", f"{WIKI}/users/{users[0]['id']}", response=users[0]),
+                exchange("GET", f"{WIKI}/users/{users[1]['id']}", response=users[1]),
+                exchange(
+                    "PATCH",
+                    f"{WIKI}/users/{users[0]['id']}",
+                    response={**users[0], "name": "Renamed"},
+                    request={"name": "Renamed"},
+                ),
+            )
+        ]
+    )
+    [alias] = [op for op in model.operations if op.path.endswith("/me")]
+    assert (alias.resource, alias.target) == ("user", me["id"])
+
+    client = MockClient(recorded_mock(model))
+    assert client.patch(f"/api/users/{me['id']}", json={"name": "Me, renamed"}).status == 200
+
+    assert client.get("/api/users/me").json()["name"] == "Me, renamed"

@@ -143,3 +143,66 @@ def test_a_delete_after_which_the_record_is_gone_removes_it() -> None:
 
     assert client.delete(f"/v2/lists/{made['id']}").status == 200
     assert client.get(f"/v2/lists/{made['id']}").status == 404
+
+
+def _moves_and_notes() -> list[Any]:
+    sessions = []
+    for number in (1, 2, 3):
+        parent = {**_list(number), "folder": {"type": "folder", "id": "F-1"}}
+        moved = {**parent, "folder": {"type": "folder", "id": f"F-{number + 1}"}}
+        note = {"id": f"N-{number:04d}", "list_id": parent["id"], "body": f"note {number}"}
+        sessions.append(
+            session(
+                exchange("POST", f"{TASKS}/lists", 201, response=parent, request={"name": "x"}),
+                exchange(
+                    "POST",
+                    f"{TASKS}/lists/{parent['id']}/move",
+                    response=moved,
+                    request={"folder": {"id": f"F-{number + 1}"}},
+                ),
+                exchange(
+                    "POST",
+                    f"{TASKS}/lists/{parent['id']}/notes",
+                    response=note,
+                    request={"body": note["body"]},
+                ),
+                exchange("GET", f"{TASKS}/lists/{parent['id']}/notes/{note['id']}", response=note),
+                name=f"m{number}",
+            )
+        )
+    return sessions
+
+
+@pytest.fixture(scope="module")
+def moving_model() -> ServiceModel:
+    [model] = learn(_moves_and_notes())
+    return model
+
+
+def test_an_action_stores_what_it_was_sent_as_its_answers_showed(
+    moving_model: ServiceModel,
+) -> None:
+    client = MockClient(recorded_mock(moving_model))
+    made = client.post("/v2/lists", json={"name": "Hardware"}).json()
+
+    moved = client.post(f"/v2/lists/{made['id']}/move", json={"folder": {"id": "F-9"}})
+
+    assert moved.status == 200, moved.json()
+    assert moved.json()["folder"]["id"] == "F-9"
+    assert "type" in moved.json()["folder"]
+    assert client.get(f"/v2/lists/{made['id']}").json()["folder"]["id"] == "F-9"
+
+
+def test_a_post_below_a_record_answered_200_with_a_new_record_is_a_create(
+    moving_model: ServiceModel,
+) -> None:
+    [notes] = [op for op in moving_model.operations if op.path.endswith("/notes")]
+    assert (notes.kind, notes.resource, notes.scope) == ("create", "note", "list_id")
+
+    client = MockClient(recorded_mock(moving_model))
+    made = client.post("/v2/lists", json={"name": "Hardware"}).json()
+    note = client.post(f"/v2/lists/{made['id']}/notes", json={"body": "buy glue"}).json()
+
+    assert note["list_id"] == made["id"]
+    fetched = client.get(f"/v2/lists/{made['id']}/notes/{note['id']}")
+    assert fetched.json()["body"] == "buy glue"

@@ -28,7 +28,7 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "vcr"
 CASSETTES = CORPUS / "notion-sdk-py"
 SUITE = CORPUS / "notion-sdk-py-tests"
 TOKEN = "ntn_myna_suite_token"
-FLOOR = 0.77
+FLOOR = 0.9
 
 pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason="the shared corpus is not here")
 

@@ -1,8 +1,8 @@
-"""Soft deletes: what a delete sets when the record survives it."""
+"""Effects learned from writes: soft deletes, and actions that store what they were sent."""
 
 from __future__ import annotations
 
-from myna.schemas.deletes import SoftDelete, soft_delete_effects
+from myna.schemas.effects import SoftDelete, echoed_effects, soft_delete_effects
 from myna.schemas.model import Effect
 
 
@@ -28,3 +28,24 @@ def test_a_delete_no_later_call_survived_removes_the_record() -> None:
 
 def test_a_later_404_says_the_delete_removes_the_record() -> None:
     assert soft_delete_effects(SoftDelete(pairs=_pairs(), survives=2, removed=1)) == []
+
+
+def test_an_action_stores_what_every_answer_held_as_sent() -> None:
+    pairs = [
+        (
+            {"parent": {"page_id": f"p{n}"}, "note": "moving"},
+            {"id": "x", "parent": {"type": "page_id", "page_id": f"p{n}"}, "note": "kept"},
+        )
+        for n in range(3)
+    ]
+
+    assert echoed_effects(pairs) == [Effect(field="parent", from_request="/parent")]
+
+
+def test_an_action_that_answered_otherwise_once_stores_nothing() -> None:
+    pairs = [
+        ({"parent": {"page_id": "p1"}}, {"parent": {"page_id": "p1"}}),
+        ({"parent": {"page_id": "p2"}}, {"parent": {"page_id": "p1"}}),
+    ]
+
+    assert echoed_effects(pairs) == []

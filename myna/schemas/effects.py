@@ -1,11 +1,15 @@
-"""Soft deletes: a DELETE that marks a record instead of removing it.
+"""Effects learned from what writes did to their records.
+
+Soft deletes: a DELETE that marks a record instead of removing it.
 
 Notion's DELETE /blocks/{id} answers the record with `in_trash: true` and the record is still
 there: a later GET answers it, a PATCH with `archived: false` brings it back. The traces show
 both halves: what the delete answered beside the record's last answer (`SoftDelete.effects`:
 the fields every delete set to the same value), and a successful call on the record after it
-was deleted (`SoftDelete.survives`). Without the second, a delete is a delete. Pure functions;
-the learner collects the samples.
+was deleted (`SoftDelete.survives`). Without the second, a delete is a delete.
+
+Echoes: an action that stores part of what it was sent (Notion's POST /pages/{id}/move takes
+a `parent` and the page answered has it). Pure functions; the learner collects the samples.
 """
 
 from __future__ import annotations
@@ -50,3 +54,28 @@ def soft_delete_effects(seen: SoftDelete) -> list[Effect]:
 
 
 _NONE = object()
+
+
+def echoed_effects(pairs: list[tuple[Any, dict[str, Any]]]) -> list[Effect]:
+    """The top-level request fields every answer of an action held, as sent or as part of
+    what it held (`{"page_id": X}` within `{"type": "page_id", "page_id": X}`): the action
+    stores them."""
+    if not pairs or not all(isinstance(sent, dict) for sent, _ in pairs):
+        return []
+    names: set[str] | None = None
+    for sent, answered in pairs:
+        here = {
+            name
+            for name, value in sent.items()
+            if name in answered and _within(value, answered[name])
+        }
+        names = here if names is None else names & here
+    return [Effect(field=name, from_request=f"/{name}") for name in sorted(names or ())]
+
+
+def _within(sent: Any, held: Any) -> bool:
+    if isinstance(sent, dict) and isinstance(held, dict):
+        return bool(sent) and all(
+            key in held and _within(value, held[key]) for key, value in sent.items()
+        )
+    return bool(sent == held)
