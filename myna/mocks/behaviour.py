@@ -166,6 +166,20 @@ def entry_values(write: Write) -> dict[str, Any]:
     return values
 
 
+def callers_entered(write: Write) -> list[str]:
+    """The references the service fills with whoever called, for the states this write moves
+    the record into (`callers_on_entry`), that the request did not set itself."""
+    names: list[str] = []
+    for machine in write.resource.state_machines:
+        if not machine.callers_on_entry:
+            continue
+        target = _entered(write.before, write.after, machine)
+        for name in machine.callers_on_entry.get(target or "", ()):
+            if name not in write.sent and name not in names:
+                names.append(name)
+    return names
+
+
 def _entered(before: Record | None, after: Record, machine: StateMachine) -> str | None:
     """The state `after` enters (None: it stays where `before` was, or has none)."""
     target = _state(after, machine)

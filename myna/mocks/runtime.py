@@ -683,10 +683,23 @@ class Mock:
         the write itself."""
         assert write.before is not None
         _enter_states(write.resource, write.before, write.after, write.sent)
+        self._stamp_entry_callers(write)
         self._touch(write.resource, write.before, write.after, write.principal)
         record_id = str(write.before[write.resource.resource.id_field])
         name = write.resource.resource.name
         self._write(contract, write, lambda: write.tx.update(name, record_id, write.after))
+
+    def _stamp_entry_callers(self, write: WriteCall) -> None:
+        """Whoever moved the record into a state that stamps its mover (resolved_by)."""
+        resource = write.resource
+        names = behaviour.callers_entered(
+            behaviour.Write(resource.resource, write.before, write.after, write.sent)
+        )
+        for name in names:
+            reference = resource.references.get(name)
+            caller = self._caller(reference, write.principal, write.tx) if reference else None
+            if caller is not None:
+                write.after[name] = caller
 
     def _write(
         self, contract: OperationContract, write: WriteCall, store: Callable[[], None]

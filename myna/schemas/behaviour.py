@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from myna.schemas.entry_values import Entry, sets_on_entry
+from myna.schemas.entry_values import Entry, callers_on_entry, sets_on_entry
 from myna.schemas.evidence import Tally
 from myna.schemas.model import RefusedTransition, StateMachine, Transition
 from myna.schemas.shape import Shape
@@ -188,10 +188,15 @@ def find_state(request: Any, states: set[str], depth: int = 0) -> str | None:
 
 
 def state_machine(
-    path: str, shape: Shape, seen: Observations, volatile: frozenset[str] = frozenset()
+    path: str,
+    shape: Shape,
+    seen: Observations,
+    volatile: frozenset[str] = frozenset(),
+    callers: frozenset[str] = frozenset(),
 ) -> StateMachine:
     """The life cycle of the status-like field at `path`; `volatile` names fields whose values
-    say which record, who or when (see `entry_values.volatile_fields`)."""
+    say which record, who or when (see `entry_values.volatile_fields`), `callers` the references
+    the service fills with whoever called."""
     states = _states(shape)
     transitions: dict[tuple[str | None, str, str | None], Tally] = {}
     entries: dict[str, list[Change]] = {}
@@ -276,6 +281,7 @@ def state_machine(
         required_on_entry=_required_on_entry(entries, path),
         changes_on_entry=_changes_on_entry(entries, seen.changes, path),
         sets_on_entry=sets_on_entry(_entries(created, entries), path.split(".")[0], volatile),
+        callers_on_entry=callers_on_entry(_entries(created, entries), path.split(".")[0], callers),
         # Without any observed transition there is nothing to enforce: every move stays allowed;
         # nor for a field the server keeps in step with another (incident_state mirrors state).
         enforce=observed and _clients_write(path, seen),

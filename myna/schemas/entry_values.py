@@ -34,6 +34,10 @@ from myna.schemas.values import classify_segment, string_format
 
 MIN_ENTRIES = 2
 """Entries into a state that must agree on a field's value before it counts as set by it."""
+MIN_CALLER_ENTRIES = 1
+"""Moves into a state that must fill a caller reference: one is enough, because only the
+references the service stamps with the caller elsewhere are candidates, and no move into the
+state may leave it empty."""
 
 _ID_SHAPED = frozenset({"uuid", "hex32", "ulid", "salesforce", "key", "prefixed", "date"})
 _TIME_SHAPED = frozenset({"date-time", "date-time-space", "date"})
@@ -66,6 +70,21 @@ def volatile_fields(resource: Resource) -> frozenset[str]:
     )
 
 
+def caller_references(resource: Resource) -> frozenset[str]:
+    """References to the resource the service stamps creates' callers from (`opened_by`'s
+    users): where a state stamps whoever moved the record there, it is one of these."""
+    callers = {
+        spec.reference.resource
+        for spec in resource.fields.values()
+        if spec.stamp == "caller" and spec.reference is not None
+    }
+    return frozenset(
+        name
+        for name, spec in resource.fields.items()
+        if spec.reference is not None and spec.reference.resource in callers
+    )
+
+
 def sets_on_entry(
     entries: Iterable[Entry], field: str, skip: frozenset[str]
 ) -> dict[str, EntryValues]:
@@ -89,6 +108,42 @@ def sets_on_entry(
                 tally.add(entry.session, entry.example)
             learned[state] = EntryValues(values=values, evidence=tally.evidence())
     return learned
+
+
+def callers_on_entry(
+    entries: Iterable[Entry], field: str, candidates: frozenset[str]
+) -> dict[str, list[str]]:
+    """State of `field` -> the references among `candidates` (those the service fills with
+    the caller elsewhere) that every observed move into it filled, empty before and not sent
+    by the client (`MIN_CALLER_ENTRIES`), none leaving it empty. A create shows nothing: the service
+    stamps creates anyway (`FieldSpec.stamp`)."""
+    by_state: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if entry.before is not None:
+            by_state.setdefault(entry.state, []).append(entry)
+    learned: dict[str, list[str]] = {}
+    for state, entered in sorted(by_state.items()):
+        names = [name for name in sorted(candidates - {field}) if _stamped_by_moves(entered, name)]
+        if names:
+            learned[state] = names
+    return learned
+
+
+def _stamped_by_moves(entered: list[Entry], name: str) -> bool:
+    if any(_blank(entry.after.get(name)) for entry in entered):
+        return False
+    filled = [
+        entry
+        for entry in entered
+        if entry.before is not None
+        and _blank(entry.before.get(name))
+        and (entry.sent is None or name not in entry.sent)
+    ]
+    return len(filled) >= MIN_CALLER_ENTRIES
+
+
+def _blank(value: Any) -> bool:
+    return _plain(value) in (None, "") or value == {}
 
 
 def _constants(entered: list[Entry], skip: frozenset[str]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from myna.schemas import behaviour, conventions
 from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
 from myna.schemas.complete import complete
 from myna.schemas.effects import SoftDelete, echoed_effects, soft_delete_effects
-from myna.schemas.entry_values import volatile_fields
+from myna.schemas.entry_values import caller_references, volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
     BOOKKEEPING,
@@ -1273,8 +1273,11 @@ class ServiceLearner:
         for name, resource in resources.items():
             observed = seen[name]
             volatile = volatile_fields(resource)
+            callers = caller_references(resource)
             resource.state_machines = [
-                behaviour.state_machine(path, self.records[name].at(path), observed, volatile)
+                behaviour.state_machine(
+                    path, self.records[name].at(path), observed, volatile, callers
+                )
                 for path in paths[name]
             ]
             stable, changes = behaviour.immutable_fields(observed.changes)

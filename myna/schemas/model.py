@@ -154,6 +154,11 @@ class StateMachine(_Model):
         description="state -> the values the service sets when a record enters it "
         "(Closed Won: Probability 100, IsClosed true); a client may still send its own",
     )
+    callers_on_entry: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="state -> references the service fills with whoever made the call when "
+        "a record enters it (resolved_by on Resolved)",
+    )
     enforce: bool = Field(default=True, description="refuse transitions that were never observed")
     refusal_status: int | None = Field(
         default=None,

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myna.schemas.entry_values import Entry, sets_on_entry, volatile_fields
+from myna.schemas.entry_values import Entry, callers_on_entry, sets_on_entry, volatile_fields
 from myna.schemas.model import FieldSpec, IdFormat, Reference, Resource
 
 NOTHING: frozenset[str] = frozenset()
@@ -267,3 +267,26 @@ def test_any_constant_mapping_is_recovered_exactly(
         state: values for state, values in mapping.items() if values
     }
     assert all(entry.evidence.samples == times for entry in learned.values())
+
+
+def _move(state: str, resolved_by: Any, sent: dict[str, Any] | None = None) -> Entry:
+    before = {"state": "2", "resolved_by": ""}
+    after = {"state": state, "resolved_by": resolved_by}
+    return Entry(state, before, after, sent or {"state": state}, 0, "x")
+
+
+def test_a_caller_reference_every_move_into_a_state_filled_is_stamped_there() -> None:
+    moves = [_move("6", {"value": "u1"}), _move("6", {"value": "u2"}), _move("3", "")]
+
+    learned = callers_on_entry(moves, "state", frozenset({"resolved_by"}))
+
+    assert learned == {"6": ["resolved_by"]}
+
+
+def test_a_reference_the_client_sent_or_a_move_left_empty_is_not_stamped() -> None:
+    sent = [_move("6", {"value": "u1"}, {"state": "6", "resolved_by": "u1"})]
+    mixed = [_move("6", {"value": "u1"}), _move("6", "")]
+
+    assert callers_on_entry(sent, "state", frozenset({"resolved_by"})) == {}
+    assert callers_on_entry(mixed, "state", frozenset({"resolved_by"})) == {}
+    assert callers_on_entry([_move("6", {"value": "u1"})], "state", frozenset()) == {}
