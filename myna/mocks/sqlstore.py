@@ -91,6 +91,7 @@ _SELECTIVE = 8
 _SQL_FROM = 1000
 # At most this many ids rewritten above a layer are named in a query; past it the list scans.
 _SHADOWED = 2000
+_LARGEST_LIMIT = 2**63 - 1
 # A record's place in a world's list as one integer: the layer's depth, then its row's position.
 _PLACE_BITS = 40
 
@@ -732,7 +733,8 @@ class SqlTransaction:
         end = None if query.limit is None else query.offset + max(query.limit, 0)
         rows: _BaseRows = []
         if end != 0:
-            limit = "" if end is None else f" LIMIT {int(end)}"
+            # A page end past what a 64-bit LIMIT holds asks for every match.
+            limit = "" if end is None or end > _LARGEST_LIMIT else f" LIMIT {int(end)}"
             cursor.execute(
                 f"SELECT q.snapshot, q.record_id, q.place FROM {table} q WHERE {condition} "
                 f"ORDER BY {compiler.order(query.order_by)}{limit}",

@@ -249,6 +249,20 @@ def test_a_query_fills_its_columns_once_and_later_ones_read_them(store: SqlStore
         assert cursor.fetchone()[0] == 5.0
 
 
+def test_a_page_larger_than_a_database_integer_lists_every_match(store: SqlStore) -> None:
+    """Schemathesis sent `sysparm_limit=27927497908466683904`: SQLite refused the LIMIT
+    ("datatype mismatch") and the mock answered a GET with 409."""
+    name = uuid.uuid4().hex
+    store.load_base((("ticket", f"r{n}", {"a": n % 7, "b": f"T{n:03}"}) for n in range(50)), name)
+    store.create_world(name, from_snapshot=name)
+    query = Query(Condition("a", "=", 3), order_by=(SortKey("b"),), offset=2, limit=2**70)
+    with store.transaction(name) as tx:
+        answered, expected = answers(tx, query)
+    assert answered is not None
+    assert (list(answered[0]), answered[1]) == expected
+    assert answered[1] == 7
+
+
 def test_a_failed_transaction_leaves_no_columns_behind(store: SqlStore) -> None:
     """Columns filled in a transaction that rolls back are not taken as filled."""
     name = uuid.uuid4().hex
