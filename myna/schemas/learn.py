@@ -1115,7 +1115,7 @@ class ServiceLearner:
                 if kind == name and op.resource == name and op.kind in _ITEM_KINDS:
                     for other, found in examples.items():
                         before = latest.get((other, key))
-                        if before is not None and len(found) < _VIEW_EXAMPLES:
+                        if before is not None and len(found) < _EXAMPLES_KEPT:
                             found.append((before, record))
                             tallies[other].add(obs.session, obs.exchange.id)
                 elif kind in examples:
@@ -1514,7 +1514,7 @@ class ServiceLearner:
             and 200 <= obs.exchange.status < 300
             and obs.exchange.request_body.is_json
             and len(obs.unwrapped.records) == 1
-        ][:_VIEW_EXAMPLES]
+        ][:_EXAMPLES_KEPT]
 
     def _state_effects(self, op: OpStats, resource: Resource) -> list[Effect]:
         """The state an action moves its record to."""
@@ -1597,7 +1597,7 @@ class ServiceLearner:
                 key = (name, plain_id(value))
                 if op_key not in viewed:
                     latest[key] = record
-                elif key in latest and len(pairs.get(op_key, ())) < _VIEW_EXAMPLES:
+                elif key in latest and len(pairs.get(op_key, ())) < _EXAMPLES_KEPT:
                     pairs.setdefault(op_key, []).append((latest[key], record))
                     tallies.setdefault(op_key, Tally()).add(obs.session, obs.exchange.id)
         learned = {
@@ -1634,7 +1634,7 @@ class ServiceLearner:
                 deleted[key] = seen
                 before = latest.get(key)
                 records = obs.unwrapped.records
-                if before is not None and len(records) == 1 and len(seen.pairs) < _VIEW_EXAMPLES:
+                if before is not None and len(records) == 1 and len(seen.pairs) < _EXAMPLES_KEPT:
                     seen.pairs.append((before, records[0]))
             for _, value, record in self._identified(obs, op):
                 latest[plain_id(value)] = record
@@ -1736,7 +1736,8 @@ def _replayed(op: OpStats, resource: Resource | None) -> bool:
     return resource is None or op.kind in ("other", "query")
 
 
-_VIEW_EXAMPLES = 50
+_EXAMPLES_KEPT = 50
+"""Examples a per-operation or per-resource pass keeps (views, deletes, actions' echoes)."""
 _ITEM_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
 
 
