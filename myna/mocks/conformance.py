@@ -27,6 +27,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -227,7 +228,8 @@ class _Run:
             # The session's world holds what other sessions made before or after it, but not
             # what the session makes itself: its creates must not clash with them.
             _forget(self.store, self.world, self.sighted.made.get(number, set()) & records.keys())
-            _restore(self.model, self.store, self.world, self.sighted.at_start.get(number, {}))
+            _forget(self.store, self.world, self.sighted.unseen_by(number, records.keys()))
+            _restore(self.model, self.store, self.world, self.sighted.found_by(number))
         replay.user = self.users[number]
         # A bearer token the mock issued to the user, as the recorded client used the one its
         # login gave it: requests act as that user, not as an anonymous configured token.
@@ -305,14 +307,27 @@ class _Sighted:
     records: dict[RecordKey, Record] = field(default_factory=dict)
     made: dict[int, set[RecordKey]] = field(default_factory=dict)
     at_start: dict[int, dict[RecordKey, Record]] = field(default_factory=dict)
+    first_read: dict[int, dict[RecordKey, Record]] = field(default_factory=dict)
+    """Each record as a session first showed it, when that was in a read's answer: what the
+    instance held when a recording that stands alone began."""
+    shown: dict[int, set[RecordKey]] = field(default_factory=dict)
+    listed: dict[int, set[str]] = field(default_factory=dict)
+    """The resources each session listed: their records it did not show were not there."""
+    named: dict[int, set[str]] = field(default_factory=dict)
+    """Every value each session's exchanges carry (path segments, query values, body scalars)."""
     callers: dict[int, Counter[str]] = field(default_factory=dict)
     """The ids each session's creates were stamped with as their caller (`stamp: caller`)."""
     current: dict[RecordKey, Record] = field(default_factory=dict)
     changed_by: dict[RecordKey, int] = field(default_factory=dict)
 
-    def take(self, number: int, key: RecordKey, record: Record, *, made: bool) -> None:
+    def take(self, number: int, key: RecordKey, record: Record, *, made: bool, read: bool) -> None:
         if made and key not in self.records:
             self.made.setdefault(number, set()).add(key)
+        shown = self.shown.setdefault(number, set())
+        if key not in shown:
+            shown.add(key)
+            if read:
+                self.first_read.setdefault(number, {})[key] = dict(record)
         known = self.records.setdefault(key, {})
         for name, value in record.items():
             known.setdefault(name, value)
@@ -327,6 +342,25 @@ class _Sighted:
             self.at_start.setdefault(number, {}).setdefault(key, dict(current))
         current.update(record)
         self.changed_by[key] = number
+
+    def unseen_by(self, number: int, keys: Iterable[RecordKey]) -> set[RecordKey]:
+        """Records other sessions showed of a resource this session listed without showing
+        them, and whose id its requests never name: not there when it was recorded (a
+        recording from another year lists other projects)."""
+        listed = self.listed.get(number, set())
+        shown = self.shown.get(number, set())
+        named = self.named.get(number, set())
+        return {
+            key for key in keys if key[0] in listed and key not in shown and key[1] not in named
+        }
+
+    def found_by(self, number: int) -> dict[RecordKey, Record]:
+        """Records as the session found them: as it first read them, else as the sessions
+        before it last showed them."""
+        found = {key: dict(record) for key, record in self.at_start.get(number, {}).items()}
+        for key, record in self.first_read.get(number, {}).items():
+            found.setdefault(key, {}).update(record)
+        return found
 
 
 def _forget(store: Any, world: str, keys: set[RecordKey]) -> None:
@@ -346,8 +380,13 @@ def _restore(model: ServiceModel, store: Any, world: str, records: dict[RecordKe
     )
     with store.transaction(world) as tx:
         for name, record_id, record in data.records:
-            if tx.get(name, record_id) is not None:
-                tx.update(name, record_id, record)
+            held = tx.get(name, record_id)
+            if held is not None:
+                # Only the fields the sighting showed: a projected list says nothing of others.
+                shown = records[(name, record_id)].keys()
+                tx.update(
+                    name, record_id, {**held, **{k: v for k, v in record.items() if k in shown}}
+                )
 
 
 def _sightings(
@@ -355,11 +394,45 @@ def _sightings(
 ) -> _Sighted:
     """The records of every successful recorded answer, keyed by (resource, id) (`_Sighted`)."""
     sighted = _Sighted()
-    for number, session in enumerate(sessions):
+    for number, session in _chronological(sessions):
         sighted.made.setdefault(number, set())
+        named = sighted.named.setdefault(number, set())
         for exchange in session.exchanges:
+            named.update(_exchange_values(exchange))
             _take_exchange(model, routes, sighted, number, exchange)
     return sighted
+
+
+def _chronological(sessions: Iterable[Session]) -> list[tuple[int, Session]]:
+    """Sessions numbered as given, in the order they were recorded when every one says when
+    (recordings kept a file per test are sorted by name, not date); else as given."""
+    numbered = list(enumerate(sessions))
+    starts = [_started(session) for _, session in numbered]
+    if any(start is None for start in starts):
+        return numbered
+    order = sorted(range(len(numbered)), key=lambda index: (starts[index], index))
+    return [numbered[index] for index in order]
+
+
+def _started(session: Session) -> datetime | None:
+    times = [e.started_at for e in session.exchanges if e.started_at is not None]
+    return min(times) if times else None
+
+
+def _exchange_values(exchange: Exchange) -> Iterator[str]:
+    """The values an exchange names a record by: its path segments, query values and the
+    scalars of both bodies (a reference in an answer names the record it points to)."""
+    yield from (segment for segment in exchange.path.split("/") if segment)
+    yield from (value for _, value in exchange.query)
+    pending = [exchange.request_body.value, exchange.response_body.value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif value is not None:
+            yield str(value)
 
 
 def _take_exchange(
@@ -389,6 +462,9 @@ def _take_exchange(
         return
     path_id = _path_id(found_route, resource)
     made = _creates(operation, exchange, None)
+    read = exchange.method in ("GET", "HEAD")
+    if operation.kind == "list":
+        sighted.listed.setdefault(number, set()).add(resource.name)
     for record in _records_in(model, operation, exchange.response_body.value):
         record_id = _id_of(resource, record)
         if record_id is None and path_id is not None and operation.kind != "list":
@@ -397,7 +473,7 @@ def _take_exchange(
             record = {resource.id_field: path_id, **record}
         if record_id is None:
             continue
-        sighted.take(number, (resource.name, record_id), record, made=made)
+        sighted.take(number, (resource.name, record_id), record, made=made, read=read)
         if made:
             for caller in _callers_named(resource, record):
                 sighted.callers.setdefault(number, Counter())[caller] += 1

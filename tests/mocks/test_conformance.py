@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +239,68 @@ def test_a_session_in_its_own_world_starts_where_earlier_sessions_left_a_record(
 
     assert records[("item", "1")]["name"] == "a"  # the base holds the first sighting
     assert run.sighted.at_start[2] == {("item", "1"): {"id": "1", "name": "b"}}
+
+
+def dated(session_id: str, when: str, *exchanges: Exchange) -> Session:
+    stamped = [replace(e, started_at=datetime.fromisoformat(when)) for e in exchanges]
+    return Session(id=session_id, events=list(stamped))
+
+
+def test_recordings_from_other_times_list_only_what_they_showed() -> None:
+    # One integration test recorded in 2023, another in 2020 (file order is by name): each list
+    # answered only that year's items, and the 2020 one had no name yet.
+    late = dated(
+        "a-late",
+        "2023-03-01T10:00:00+00:00",
+        exchange(0, "GET", "/items", 200, [{"id": "2", "name": "b"}, {"id": "3", "name": "c"}]),
+    )
+    early = dated(
+        "b-early",
+        "2020-05-01T10:00:00+00:00",
+        exchange(1, "GET", "/items", 200, [{"id": "1", "name": None}]),
+    )
+
+    report = run_conformance(SHOP, [late, early])
+
+    assert (report.matched, report.mismatches) == (2, [])
+
+
+def test_a_session_starts_from_the_sessions_recorded_before_it_not_filed_before_it() -> None:
+    sessions = [
+        dated(
+            "a",
+            "2020-01-01T00:00:00+00:00",
+            exchange(0, "GET", "/items/1", 200, {"id": "1", "name": "old"}),
+        ),
+        dated(
+            "b",
+            "2023-01-01T00:00:00+00:00",
+            exchange(1, "GET", "/items/1", 200, {"id": "1", "name": "new"}),
+        ),
+        dated("c", "2021-01-01T00:00:00+00:00", exchange(2, "GET", "/items", 200, [{"id": "1"}])),
+    ]
+    run = _Run(SHOP, sessions, one_world=False, user="conformance")
+
+    assert run.sighted.found_by(2) == {("item", "1"): {"id": "1", "name": "old"}}
+
+
+def test_a_record_named_by_the_session_stays_in_its_world() -> None:
+    # The later session lists without item 1 but then reads it by id: it was there, unlisted
+    # (a filter, a page), so its world keeps it.
+    first = Session(
+        id="one", events=[exchange(0, "GET", "/items/1", 200, {"id": "1", "name": "a"})]
+    )
+    second = Session(
+        id="two",
+        events=[
+            exchange(1, "GET", "/items", 200, [{"id": "2", "name": "b"}]),
+            exchange(2, "GET", "/items/1", 200, {"id": "1", "name": "a"}),
+        ],
+    )
+
+    report = run_conformance(SHOP, [first, second])
+
+    assert (report.matched, report.mismatches) == (3, [])
 
 
 def test_seed_files_add_what_the_service_held_but_never_answered_with(tmp_path: Path) -> None:
