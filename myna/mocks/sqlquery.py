@@ -438,8 +438,14 @@ class QueryTables:
         missing = [f for f in fields if (layer.snapshot, resource, f) not in self._filled]
         if not missing and (layer.snapshot, resource, _ROWS) in self._filled:
             return {f: self._filled[(layer.snapshot, resource, f)] for f in fields}, False
-        records = list(layer.records)
-        cells = {f: [cell(record.get(f, MISSING)) for _, _, record in records] for f in missing}
+        # Only the ids, places and cells are kept: a layer's parsed records would cost memory
+        # in proportion to everything they hold (gigabytes for a large seed).
+        records: list[tuple[str, int]] = []
+        cells: dict[str, list[Cell | None]] = {f: [] for f in missing}
+        for record_id, place, record in layer.records:
+            records.append((record_id, place))
+            for f in missing:
+                cells[f].append(cell(record.get(f, MISSING)))
         computed = {f: FieldStats.of(found) for f, found in cells.items()}
         computed[_ROWS] = FieldStats()
         claimed = self._claim_facts(cursor, (layer.snapshot, resource), computed)
@@ -452,7 +458,7 @@ class QueryTables:
                 self._sql(statement),
                 [
                     (layer.snapshot, record_id, place, *_row(cells, filled, n))
-                    for n, (record_id, place, _) in enumerate(records)
+                    for n, (record_id, place) in enumerate(records)
                 ],
             )
             filled = []
@@ -464,7 +470,7 @@ class QueryTables:
                 statement,
                 [
                     (*_values(cells[field][n]), layer.snapshot, record_id)
-                    for n, (record_id, _, _) in enumerate(records)
+                    for n, (record_id, _) in enumerate(records)
                 ],
             )
         stats = {}

@@ -32,10 +32,12 @@ import re
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, cast
 
 import orjson
@@ -94,6 +96,8 @@ _SHADOWED = 2000
 _LARGEST_LIMIT = 2**63 - 1
 # A record's place in a world's list as one integer: the layer's depth, then its row's position.
 _PLACE_BITS = 40
+# At most this many parsed records of a mounted root's resource are kept (`_Mount`).
+_PARSED_ON_DISK = 4096
 
 
 @dataclass(slots=True)
@@ -102,7 +106,8 @@ class _Layer:
 
     id: str
     parent: _Layer | None
-    rows: dict[str, dict[str, str | None]]  # resource -> id -> JSON text, None for a tombstone
+    # resource -> id -> JSON text, None for a tombstone (a mounted root's: `_StoredRows`)
+    rows: Mapping[str, Mapping[str, str | None]]
     sequences: dict[str, int]
     created_at: float
     parsed: dict[str, dict[str, Record]] = field(default_factory=dict)
@@ -143,9 +148,12 @@ class _Layer:
         cache = self.parsed.setdefault(resource, {})
         found = cache.get(record_id)
         if found is None:
-            text = self.rows[resource][record_id]
+            rows = self.rows[resource]
+            text = rows[record_id]
             if text is None:
                 return None
+            if isinstance(rows, _StoredRows) and len(cache) >= _PARSED_ON_DISK:
+                cache.clear()  # a mounted root's records stay on disk, not in memory
             found = cache[record_id] = _loads(text)
         return found
 
@@ -193,7 +201,7 @@ class _Layer:
         found = self.owned[resource] = [
             (record_id, owner)
             for record_id, owner in newest.items()
-            if owner.rows[resource][record_id] is not None
+            if _live(owner.rows[resource], record_id)
         ]
         return found
 
@@ -223,10 +231,10 @@ class _Layer:
     def _own_index(self, resource: str, field_name: str, *, unique: bool) -> dict[str, set[str]]:
         keys_of = _unique_key_of if unique else equality_keys
         index: dict[str, set[str]] = {}
-        for record_id, text in self.rows.get(resource, {}).items():
-            record = None if text is None else self._parsed(resource, record_id)
-            if record is None:
+        for record_id, text in _texts(self.rows.get(resource, {})):
+            if text is None:
                 continue
+            record = _loads(text)
             for key in keys_of(record.get(field_name)):
                 index.setdefault(key, set()).add(record_id)
         return index
@@ -254,6 +262,120 @@ class _Layer:
 
 
 _NO_IDS: AbstractSet[str] = frozenset()
+
+
+class _Mount:
+    """A root snapshot read where it lies, in a SQLite file that never changes (a seed cache):
+    the process keeps its ids, and reads a record's text when asked for it."""
+
+    def __init__(self, path: Path, snapshot: str) -> None:
+        location = urllib.parse.quote(str(path.resolve()))
+        # `immutable`: nothing writes the file while it exists (a new cache replaces it by a
+        # rename), so SQLite takes no locks and checks for no journal.
+        self._connection = sqlite3.connect(
+            f"file:{location}?mode=ro&immutable=1", uri=True, check_same_thread=False
+        )
+        self._lock = threading.Lock()
+        self.snapshot = snapshot
+
+    def rows(self, prefix: str) -> dict[str, _StoredRows]:
+        """The snapshot's rows by resource, ids only, in load order."""
+        ids: dict[str, dict[str, None]] = {}
+        with self._lock:
+            found = self._connection.execute(
+                f"SELECT resource, record_id FROM {prefix}layer WHERE snapshot = ? "
+                "ORDER BY ord, resource, record_id",
+                (self.snapshot,),
+            ).fetchall()
+        for resource, record_id in found:
+            ids.setdefault(resource, {})[record_id] = None
+        return {resource: _StoredRows(self, prefix, resource, own) for resource, own in ids.items()}
+
+    def text(self, prefix: str, resource: str, record_id: str) -> str | None:
+        with self._lock:
+            row = self._connection.execute(
+                f"SELECT data FROM {prefix}layer "
+                "WHERE snapshot = ? AND resource = ? AND record_id = ?",
+                (self.snapshot, resource, record_id),
+            ).fetchone()
+        return None if row is None else cast(str | None, row[0])
+
+    def texts(self, prefix: str, resource: str) -> Iterator[tuple[str, str | None]]:
+        """The resource's rows in load order, read a batch at a time."""
+        with self._lock:
+            cursor = self._connection.execute(
+                f"SELECT record_id, data FROM {prefix}layer WHERE snapshot = ? AND resource = ? "
+                "ORDER BY ord",
+                (self.snapshot, resource),
+            )
+        while True:
+            with self._lock:
+                batch = cursor.fetchmany(_BATCH)
+            if not batch:
+                return
+            yield from batch
+
+    def is_root(self, prefix: str) -> bool:
+        with self._lock:
+            row = self._connection.execute(
+                f"SELECT parent FROM {prefix}snapshots WHERE id = ?", (self.snapshot,)
+            ).fetchone()
+        return row is not None and row[0] is None
+
+    def sequences(self, prefix: str) -> dict[str, int]:
+        with self._lock:
+            found = self._connection.execute(
+                f"SELECT name, value FROM {prefix}snapshot_sequences WHERE snapshot = ?",
+                (self.snapshot,),
+            ).fetchall()
+        return {str(name): int(value) for name, value in found}
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+class _StoredRows(Mapping[str, str | None]):
+    """A mounted root's rows of one resource (`_Mount`): a root holds no tombstones."""
+
+    __slots__ = ("_ids", "_mount", "_prefix", "_resource")
+
+    def __init__(self, mount: _Mount, prefix: str, resource: str, ids: dict[str, None]) -> None:
+        self._mount = mount
+        self._prefix = prefix
+        self._resource = resource
+        self._ids = ids
+
+    def __getitem__(self, record_id: str) -> str | None:
+        if record_id not in self._ids:
+            raise KeyError(record_id)
+        return self._mount.text(self._prefix, self._resource, record_id)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def texts(self) -> Iterator[tuple[str, str | None]]:
+        return self._mount.texts(self._prefix, self._resource)
+
+
+def _texts(rows: Mapping[str, str | None]) -> Iterator[tuple[str, str | None]]:
+    """A layer's rows of a resource with their texts, in order, a mounted root's streamed."""
+    if isinstance(rows, _StoredRows):
+        return rows.texts()
+    return iter(rows.items())
+
+
+def _live(rows: Mapping[str, str | None], record_id: str) -> bool:
+    """Whether a layer's row of the record holds it (not a tombstone)."""
+    if isinstance(rows, _StoredRows):
+        return record_id in rows
+    return rows[record_id] is not None
 
 
 def _unique_keys(fields: tuple[str, ...], record: Record) -> list[tuple[str, str]]:
@@ -1236,10 +1358,9 @@ def _scopes(
 def _layer_records(layer: _Layer, resource: str) -> Iterator[tuple[str, int, Record]]:
     """A layer's own records of a resource with their places in a world's list."""
     if layer.parent is None:  # a root's records keep their places in it
-        for position, record_id in enumerate(layer.rows.get(resource, {})):
-            record = layer._parsed(resource, record_id)
-            if record is not None:
-                yield record_id, position, record
+        for position, (record_id, text) in enumerate(_texts(layer.rows.get(resource, {}))):
+            if text is not None:
+                yield record_id, position, _loads(text)
         return
     for record_id, text in layer.rows.get(resource, {}).items():
         located = layer.locate(resource, record_id)
@@ -1350,6 +1471,7 @@ class SqlStore:
             cursor.close()
         self._lock = threading.RLock()
         self._layers: dict[str, _Layer] = {}
+        self._mounts: dict[str, _Mount] = {}
         # Unique indexes `load_base` built for roots this process has not loaded as layers yet.
         self._root_indexes: dict[str, dict[tuple[str, str], dict[str, set[str]]]] = {}
         self._layers_lock = threading.Lock()
@@ -1412,6 +1534,8 @@ class SqlStore:
 
     def close(self) -> None:
         """Release the database connections."""
+        for mount in self._mounts.values():
+            mount.close()
         if self._sqlite:
             self._sqlite_connection.close()
         self._engine.dispose()
@@ -1622,6 +1746,30 @@ class SqlStore:
             self._sql.insert_all(cursor, self._sql.snapshot_sequence_add, sequences)
         return snapshot
 
+    def mount_snapshot(self, path: Path, snapshot: str) -> str:
+        """Root snapshot `snapshot` of the SQLite store file at `path` (which must never change
+        while it exists, as a seed cache's does not), as a root snapshot of this store; return
+        its id. This process's in-memory database reads the records from the file where they
+        lie, on demand, keeping only their ids in memory; a database other processes share
+        gets a copy of them (`copy_snapshot`), since they cannot read this process's mount."""
+        if not self._private:
+            source = SqlStore(self.model, f"sqlite:///{path}", prefix=self.prefix)
+            try:
+                return self.copy_snapshot(source, snapshot)
+            finally:
+                source.close()
+        mount = _Mount(path, snapshot)
+        try:
+            if not mount.is_root(self.prefix):
+                raise NotFoundError("no such root snapshot", snapshot=snapshot, path=str(path))
+            with self._translated_cursor() as cursor:
+                self._claim_snapshot(cursor, snapshot, None)
+        except BaseException:
+            mount.close()
+            raise
+        self._mounts[snapshot] = mount
+        return snapshot
+
     def snapshot_exists(self, snapshot: str) -> bool:
         if absent_name(snapshot, "snapshot") is not None:
             return False
@@ -1656,6 +1804,9 @@ class SqlStore:
         with self._layers_lock:
             self._layers.pop(snapshot, None)
             self._root_indexes.pop(snapshot, None)
+            mount = self._mounts.pop(snapshot, None)
+        if mount is not None:
+            mount.close()
 
     # -- diff ----------------------------------------------------------------------------------
 
@@ -1773,6 +1924,17 @@ class SqlStore:
         cursor.execute(self._sql.set_head, (snapshot_id, world))
         return snapshot_id
 
+    def _stored_layer(
+        self, cursor: Any, snapshot_id: str
+    ) -> tuple[dict[str, dict[str, str | None]], dict[str, int]]:
+        """A snapshot's rows by resource and its counters, as the database holds them."""
+        cursor.execute(self._sql.layer_rows, (snapshot_id,))
+        rows: dict[str, dict[str, str | None]] = {}
+        for resource, record_id, data in cursor.fetchall():
+            rows.setdefault(resource, {})[record_id] = data
+        cursor.execute(self._sql.snapshot_sequences, (snapshot_id,))
+        return rows, {name: int(value) for name, value in cursor.fetchall()}
+
     def _layer(self, cursor: Any, snapshot_id: str) -> _Layer:
         cached = self._layers.get(snapshot_id)
         if cached is not None:
@@ -1783,12 +1945,12 @@ class SqlStore:
             raise NotFoundError("no such snapshot", snapshot=snapshot_id)
         parent_id, created = row
         parent = None if parent_id is None else self._layer(cursor, parent_id)
-        cursor.execute(self._sql.layer_rows, (snapshot_id,))
-        rows: dict[str, dict[str, str | None]] = {}
-        for resource, record_id, data in cursor.fetchall():
-            rows.setdefault(resource, {})[record_id] = data
-        cursor.execute(self._sql.snapshot_sequences, (snapshot_id,))
-        sequences = {name: int(value) for name, value in cursor.fetchall()}
+        mount = self._mounts.get(snapshot_id)
+        if mount is not None:
+            rows: Mapping[str, Mapping[str, str | None]] = mount.rows(self.prefix)
+            sequences = mount.sequences(self.prefix)
+        else:
+            rows, sequences = self._stored_layer(cursor, snapshot_id)
         layer = _Layer(snapshot_id, parent, rows, sequences, float(created))
         with self._layers_lock:
             layer.unique_index.update(self._root_indexes.pop(snapshot_id, {}))

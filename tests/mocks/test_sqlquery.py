@@ -5,7 +5,8 @@ visible record, on SQLite and PostgreSQL, in any state of the copy-on-write laye
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
@@ -141,21 +142,42 @@ SORTS = st.lists(
     scope="module",
     params=[
         pytest.param("sqlite", id="sqlite"),
+        pytest.param("sqlite-mounted", id="sqlite-mounted"),
         pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
     ],
 )
-def store(request: pytest.FixtureRequest) -> Iterator[SqlStore]:
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlStore]:
     """One store for every example of a test (each example loads its own base under its own
-    names): in memory, or in a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
+    names): in memory, in memory on bases mounted from files (`mount_snapshot`), or in a
+    PostgreSQL schema of its own."""
+    if request.param.startswith("sqlite"):
         found = SqlStore(MODEL, "sqlite://")
-        yield found
+        if request.param == "sqlite":
+            yield found
+        else:
+            with patch.object(found, "load_base", mounting(found, tmp_path_factory.mktemp("b"))):
+                yield found
         found.close()
         return
     with postgres_schema() as url:
         found = SqlStore(MODEL, url)
         yield found
         found.close()
+
+
+def mounting(store: SqlStore, directory: Path) -> Callable[..., str]:
+    """`load_base` into a store file of its own, then mounted in `store`."""
+
+    def load_base(records: Iterable[tuple[str, str, Record]], name: str) -> str:
+        path = directory / f"{name}.db"
+        source = SqlStore(store.model, f"sqlite:///{path}")
+        source.load_base(records, name)
+        source.close()
+        return store.mount_snapshot(path, name)
+
+    return load_base
 
 
 def exact(value: Any) -> bool:
