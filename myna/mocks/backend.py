@@ -118,7 +118,7 @@ class Backend:
             self.corpus_sessions(),
             service=self.name,
             update=overlay,
-            options=Options(records=False, complete=False, answers=False),
+            options=Options(records=False, complete=False, answers=False, renderings=False),
         )
         return model
 

@@ -44,6 +44,7 @@ from myna.mocks.messages import MockRequest, MockResponse, Pairs, Refusal
 from myna.mocks.query import And, Condition, Filter, Or, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.render import RecordRenderer, error_body, renderer_for, wrap_item, wrap_list
+from myna.mocks.renderings import Labeller, as_asked, selected
 from myna.mocks.replayed import best_answer, echoed
 from myna.mocks.router import Match, MethodMismatch, Router
 from myna.mocks.store import (
@@ -484,6 +485,7 @@ class Mock:
                 )
                 for record, out in zip(records, rendered, strict=True)
             ]
+        rendered = self._as_asked(resource, rendered, request, tx)
         offset = query.offset
         limit = query.limit
         has_next = limit is not None and offset + len(records) < total
@@ -564,6 +566,7 @@ class Mock:
             sent = self._sent(resource, coerce_scalars(item, resource.stringly), status)
             record = self._made(contract, resource, params, sent, request, tx, principal)
             made.append(renderer.render(record, request.base_url, None))
+        made = self._as_asked(resource, made, request, tx)
         payload = wrap_list(made, resource.envelope, total=len(made), next_url=None)
         return MockResponse(contract.success_status, [_JSON], payload=payload)
 
@@ -762,6 +765,7 @@ class Mock:
             if statement.count_only
             else [renderer.render(record, request.base_url, query.fields) for record in records]
         )
+        rendered = self._as_asked(resource, rendered, request, tx)
         payload = wrap_list(rendered, resource.envelope, total=total, next_url=None)
         return MockResponse(contract.success_status, [_JSON], payload=payload)
 
@@ -945,6 +949,7 @@ class Mock:
             rendered = self.extensions.render(
                 RenderCall(self, resource, record, rendered, request, fields, tx)
             )
+        (rendered,) = self._as_asked(resource, [rendered], request, tx)
         if contract.view is not None:
             payload = wrap_item(project(contract.view.view, rendered), contract.view.envelope)
         else:
@@ -957,6 +962,21 @@ class Mock:
                 record_id = record[resource.resource.id_field]
                 headers.append(("Location", f"{request.base_url}{before}{record_id}{after}"))
         return MockResponse(contract.success_status, headers, payload=payload)
+
+    def _as_asked(
+        self,
+        resource: ResourceContract,
+        rendered: list[dict[str, Any]],
+        request: MockRequest,
+        tx: Transaction,
+    ) -> list[dict[str, Any]]:
+        """The records in the rendering the request's query parameters select, if any."""
+        renderings = self.model.conventions.renderings
+        rendering = selected(renderings, request.query) if renderings else None
+        if rendering is None:
+            return rendered
+        as_strings = self.model.conventions.values_as_strings
+        return as_asked(rendering, rendered, Labeller(resource, self.resources, tx, as_strings))
 
     def insert_record(
         self, tx: Transaction, resource_name: str, values: Record, principal: str

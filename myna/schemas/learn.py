@@ -56,6 +56,7 @@ from myna.schemas.model import (
     Parameter,
     RecordedAnswer,
     Reference,
+    Rendering,
     Resource,
     ResponseSpec,
     ServiceModel,
@@ -105,7 +106,13 @@ from myna.schemas.scopes import plain_id, scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.values import ID_PATTERNS, classify_segment
-from myna.schemas.views import learn_view
+from myna.schemas.views import (
+    RenderedAnswer,
+    is_link,
+    label_tables,
+    learn_renderings,
+    learn_view,
+)
 from myna.traces.model import Exchange, Session, ToolCall
 from myna.traces.redact import is_redacted, is_secret_key
 
@@ -151,6 +158,9 @@ class Options:
     """Complete each resource's REST operations by the service's conventions (`complete`)."""
     answers: bool = True
     """Keep recorded answers of the operations a mock cannot simulate, for it to replay."""
+    renderings: bool = True
+    """Learn the other renderings of records that query parameters select, with the labels
+    they show (a built-in back end's extension renders them itself)."""
 
 
 def learn(
@@ -394,6 +404,8 @@ class ServiceLearner:
             resources=resources,
             operations=operations,
         )
+        if self.options.renderings:
+            model.conventions.renderings = self._renderings(resources)
         return complete(model) if self.options.complete else model
 
     # pass 1 ----------------------------------------------------------------------------
@@ -1657,8 +1669,84 @@ class ServiceLearner:
             query_language=language,
         )
 
+    def _renderings(self, resources: dict[str, Resource]) -> list[Rendering]:
+        """The other renderings query parameters selected (`views.learn_renderings`), and the
+        labels they showed, kept on the fields where no referenced record's display field
+        gives them."""
+        answers = list(self._rendered_answers(resources))
+        if not any(answer.rendered for answer in answers):
+            return []
+        tables = label_tables(answers)
+
+        def label(resource: str, name: str, value: Any) -> Any:
+            return tables.get((resource, name), {}).get(str(value), value)
+
+        renderings = learn_renderings(answers, label)
+        for (resource, name), table in tables.items():
+            spec = resources[resource].fields.get(name)
+            if spec is not None:
+                spec.labels = self._labels_kept(resources, spec, table)
+        return renderings
+
+    def _rendered_answers(self, resources: dict[str, Resource]) -> Iterator[RenderedAnswer]:
+        """Each successful answer with records of a resource: rendered another way (pairs or
+        labels) beside the plain answer of the same records (a pairs answer's own values,
+        else the record's plain answer before it, else its last), or plain."""
+        before: dict[tuple[str, str], dict[str, Any]] = {}
+        for obs in self.observations:
+            op, exchange = obs.op, obs.exchange
+            if op is None or op.resource not in resources or not 200 <= exchange.status < 300:
+                continue
+            records = obs.unwrapped.records
+            if not records or op.kind not in _RECORD_KINDS:
+                continue
+            id_name = resources[op.resource].id_field
+            params = tuple(exchange.query)
+            if obs.view == "values":
+                for record in records:
+                    before[(op.resource, str(record.get(id_name)))] = record
+                yield RenderedAnswer(op.resource, params, [], False)
+                continue
+            shown = unwrap(exchange.response_body.value).records if obs.view == "pairs" else records
+            pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+            exact = obs.view == "pairs"
+            for plain, rendered in zip(records, shown, strict=True):
+                key = (op.resource, str(plain.get(id_name)))
+                other = before.get(key) or self.latest.get(key)
+                found = _linked(plain, other) if exact else other
+                if found is not None and id_name in plain:
+                    pairs.append((found, rendered))
+            yield RenderedAnswer(op.resource, params, pairs, True, exact, obs.session, exchange.id)
+
+    def _labels_kept(
+        self, resources: dict[str, Resource], spec: FieldSpec, table: dict[str, str]
+    ) -> dict[str, str]:
+        """The labels a mock cannot work out: a reference's, unless the referenced record's
+        display field holds it."""
+        target = resources.get(spec.reference.resource) if spec.reference else None
+        shown = target.display_field if target is not None else None
+        if target is None or shown is None:
+            return table
+        return {
+            value: label
+            for value, label in table.items()
+            if self.latest.get((target.name, value), {}).get(shown) != label
+        }
+
 
 # --- small decisions ----------------------------------------------------------------------
+
+
+def _linked(values: dict[str, Any], plain: dict[str, Any] | None) -> dict[str, Any]:
+    """A rendered answer's own values, each reference as the plain answer shows it (`{link,
+    value}`), where the rendering left its link out."""
+    if plain is None:
+        return values
+    return {
+        name: plain[name] if is_link(plain.get(name)) and plain[name]["value"] == value else value
+        for name, value in values.items()
+    }
+
 
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 _GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})

@@ -100,6 +100,11 @@ class FieldSpec(_Model):
     enum_frequencies: dict[str, int] | None = Field(
         default=None, description="observed counts per enum value, for seeding"
     )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="value -> the label a rendering shows for it where they differ ('2' -> "
+        "'In Progress'; a reference's id -> its record's name), from the answers that showed both",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -191,6 +196,34 @@ class View(_Model):
 
     source: str = Field(description="the resource whose records are shown this way")
     fields: list[ViewField] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class Rendering(_Model):
+    """Another rendering of every record, answered when the request's query parameters ask for
+    it (every field as `{display_value, value}`, or as its label): each field is rendered from
+    what the plain answer shows, by a template whose values come from the field's `value`,
+    its `label` (`FieldSpec.labels`, else a referenced record's display field, else the value)
+    or its `link` (a reference's), traced back from the recorded answers as views are."""
+
+    params: dict[str, str] = Field(description="the query parameters that select it")
+    value: list[ViewField] = Field(
+        default_factory=list,
+        description="how a field holding a plain value is rendered; a path [] is the whole field",
+    )
+    reference: list[ViewField] = Field(
+        default_factory=list, description="how a reference (`{link, value}`) is rendered"
+    )
+    formats: dict[str, list[ViewField]] = Field(
+        default_factory=dict,
+        description="values of a format rendered their own way (every timestamp with a "
+        "`display_value_internal`), by the format's name",
+    )
+    fields: dict[str, list[ViewField]] = Field(
+        default_factory=dict,
+        description="fields rendered their own way where they hold a value, before their "
+        "format's way and their kind's",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -433,6 +466,10 @@ class Conventions(_Model):
     query_language: Literal["fields", "servicenow", "soql", "jql"] = Field(
         default="fields",
         description="how list filters are written: ?field=value, sysparm_query, SOQL or JQL",
+    )
+    renderings: list[Rendering] = Field(
+        default_factory=list,
+        description="other renderings of the records that query parameters select",
     )
 
 

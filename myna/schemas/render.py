@@ -18,7 +18,15 @@ from rich.table import Table
 from rich.text import Text
 
 from myna.schemas.facts import weakest_first
-from myna.schemas.model import Evidence, Operation, Resource, ServiceModel, StateMachine
+from myna.schemas.model import (
+    Evidence,
+    Operation,
+    Rendering,
+    Resource,
+    ServiceModel,
+    StateMachine,
+    ViewField,
+)
 
 
 def _evidence(evidence: Evidence) -> str:
@@ -74,8 +82,36 @@ def conventions_text(model: ServiceModel) -> Text:
         "errors: "
         + (", ".join(str(shape.status or "other") for shape in conventions.errors) or "none seen"),
         f"values as strings: {'yes' if conventions.values_as_strings else 'no'}",
+        *(_rendering_line(rendering) for rendering in conventions.renderings),
     ]
     return Text("\n".join(lines))
+
+
+def _rendering_line(rendering: Rendering) -> str:
+    """`?a=b`: how a plain value and a reference render, and what renders its own way."""
+    asked = "&".join(f"{name}={value}" for name, value in rendering.params.items())
+    own = [*rendering.formats, *rendering.fields]
+    return (
+        f"rendering ?{asked}: value -> {_template_text(rendering.value)}, "
+        f"reference -> {_template_text(rendering.reference)}"
+        + (f"; own way: {', '.join(own)}" if own else "")
+        + f" ({_evidence(rendering.evidence)})"
+    )
+
+
+def _template_text(template: list[ViewField]) -> str:
+    """`{display_value=label, value=value}`, or `label` for a field rendered as one value."""
+    if not template:
+        return "as is"
+    parts = [
+        f"{'.'.join(part.path)}={_source(part)}" if part.path else _source(part)
+        for part in template
+    ]
+    return "{" + ", ".join(parts) + "}" if template[0].path else parts[0]
+
+
+def _source(part: ViewField) -> str:
+    return part.source[0] if part.source else repr(part.value)
 
 
 def resources_table(model: ServiceModel) -> Table:
