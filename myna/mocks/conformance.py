@@ -380,10 +380,12 @@ def _restore(model: ServiceModel, store: Any, world: str, records: dict[RecordKe
     )
     with store.transaction(world) as tx:
         for name, record_id, record in data.records:
+            sighted = records.get((name, record_id))
             held = tx.get(name, record_id)
-            if held is not None:
+            # A row an extension derives from a sighted one (a CI's `cmdb_ci` row) was not seen.
+            if held is not None and sighted is not None:
                 # Only the fields the sighting showed: a projected list says nothing of others.
-                shown = records[(name, record_id)].keys()
+                shown = sighted.keys()
                 tx.update(
                     name, record_id, {**held, **{k: v for k, v in record.items() if k in shown}}
                 )
