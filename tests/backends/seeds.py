@@ -28,10 +28,15 @@ def initial_seed_dir(
 
 def itsm_pair(world: str) -> tuple[Instance, MockClient]:
     """A fresh ITSM reference instance and a served ITSM mock, both with the user `ana` (password
-    `pw` on the mock), for tests that send the two the same calls."""
+    `pw` on the mock, and a sys_user record on both), for tests that send the two the same
+    calls."""
     model = builtin_model("itsm")
     mock = Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users={"ana": "pw"}))
     mock.store.create_world(world)
     instance = Instance("https://example.service-now.com", datetime(2026, 1, 5, 9, 0, 0))
-    instance.insert("sys_user", {"user_name": "ana", "first_name": "Ana"}, "admin")
-    return instance, MockClient(mock, auth=("ana", "pw"), world=world)
+    user = {"user_name": "ana", "first_name": "Ana"}
+    instance.insert("sys_user", user, "admin")
+    client = MockClient(mock, auth=("ana", "pw"), world=world)
+    # Both sides know the caller as a user, so both can stamp her as who resolved or closed.
+    assert client.post("/api/now/table/sys_user", json=user).status == 201
+    return instance, client

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from myna.backends.itsm.instance import JSON_TYPE, Instance, Request
-from myna.backends.itsm.rules import STATE_MODELS
+from myna.backends.itsm.rules import DOMAIN, INSERT_VALUES, STATE_MODELS, insert_defaults
+from myna.backends.itsm.tables import TASK_TABLES
 from myna.mocks import MockClient
 from myna.traces.model import Body
 from tests.backends.seeds import itsm_pair
@@ -42,8 +43,23 @@ DERIVED = (
     "reopen_count",
     "hold_reason",
     "incident_state",
+    "problem_state",
+    "request_state",
     "workflow_state",
 )
+# What entering a state stamps (`rules.entered`): compared by presence, since each side has its
+# own clock and its own ids for the caller.
+STAMPED = (
+    "resolved_at",
+    "resolved_by",
+    "closed_at",
+    "closed_by",
+    "work_start",
+    "work_end",
+    "published",
+)
+TABLES = ["incident", "problem", "change_request", "sc_request", "kb_knowledge"]
+OTHER = {"true": "false", "false": "true", "0": "3", "requested": "approved"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +113,8 @@ def _outcome(status: int, body: Any) -> tuple[int, Any]:
         detail = re.sub(r"\b[A-Z]+\d{7}\b", "<number>", body["error"]["detail"] or "")
         return status, (body["error"]["message"], detail)
     result = body["result"]
-    return status, tuple(result.get(name) for name in DERIVED)
+    stamped = tuple(bool(_value(result.get(name))) for name in STAMPED)
+    return status, (*(result.get(name) for name in DERIVED), *stamped)
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +135,7 @@ def steps(table: str) -> st.SearchStrategy[dict[str, str]]:
     return st.one_of(moves, bare, edits)
 
 
-@pytest.mark.parametrize("table", ["incident", "problem", "change_request", "kb_knowledge"])
+@pytest.mark.parametrize("table", TABLES)
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_random_state_moves_get_the_same_answer(
@@ -130,13 +147,41 @@ def test_random_state_moves_get_the_same_answer(
         assert served == reference, values
 
 
-@pytest.mark.parametrize("table", ["incident", "problem", "change_request", "kb_knowledge"])
+@pytest.mark.parametrize("table", TABLES)
 def test_a_record_created_in_any_state_gets_the_same_answer(pair: Pair, table: str) -> None:
     model = STATE_MODELS[table]
     for state in model.states:
         values = {**FILLED, "short_description": "printer jam", model.field: state}
         reference, served = pair.send("POST", (f"{TABLE}/{table}",) * 2, values)
         assert served == reference, state
+
+
+@pytest.mark.parametrize(
+    "table", ["incident", "problem", "change_request", "sc_request", "kb_knowledge", "sys_user"]
+)
+def test_an_insert_fills_in_the_same_values(pair: Pair, table: str) -> None:
+    """The defaults for what a client leaves empty (sent empty here, so that no learned
+    default stands in), and the values an insert fixes whatever was sent."""
+    defaults = insert_defaults(table, table in TASK_TABLES)
+    fixed = {**DOMAIN, **INSERT_VALUES.get(table, {})}
+    values = {
+        "short_description": "printer jam",
+        "user_name": "bo",
+        **dict.fromkeys(defaults, ""),
+        # A value the column takes, but not what an insert leaves there: each side overrules it.
+        **{name: OTHER[value] for name, value in INSERT_VALUES.get(table, {}).items()},
+    }
+    mine = pair.instance.insert(table, values, "ana")
+    created = pair.api.post(f"{TABLE}/{table}", json=values)
+    assert created.status == 201, created.body
+    theirs = created.json()["result"]
+    names = [name for name in (*defaults, *fixed) if name in mine]
+    assert {name: _value(theirs.get(name)) for name in names} == {
+        name: mine[name] for name in names
+    }
+    assert {name: mine[name] for name in fixed if name in mine} == {
+        name: value for name, value in fixed.items() if name in mine
+    }
 
 
 @pytest.mark.parametrize(

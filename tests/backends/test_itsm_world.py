@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from myna.backends import BACKENDS, builtin_model
-from myna.backends.itsm.instance import CLOSED_STATES, PRIORITY
+from myna.backends.itsm.instance import PRIORITY
+from myna.backends.itsm.rules import STATE_MODELS
 from myna.backends.itsm.tables import TASK_TABLES
 from myna.backends.itsm.world import seed_files
 from myna.mocks import Mock, MockClient
@@ -88,9 +89,9 @@ def test_closed_tasks_are_inactive_and_say_who_closed_them_and_when(
 ) -> None:
     closed = [
         row
-        for table, states in CLOSED_STATES.items()
+        for table, model in STATE_MODELS.items()
         for row in world.get(table, [])
-        if row["state"] in states
+        if model.field == "state" and "closed_at" in model.stamps.get(row["state"], ())
     ]
     assert closed
     for row in closed:

@@ -25,14 +25,14 @@ here, as hooks the runtime calls (see `myna.mocks.extensions`), citing PROTOCOL.
   order now (`catalog.py`).
 
 The business facts themselves (the priority matrix, choice labels, column labels, the data-policy
-wording, the Link shape) come from the reference instance the corpus was written with
-(`instance.py`, `tables.py`), so the mock and the corpus cannot drift apart.
+wording, the Link shape, insert defaults, what entering a state stamps) come from the code the
+reference instance the corpus was written with runs (`rules.py`, `instance.py`, `tables.py`), so
+the mock and the corpus cannot drift apart (docs/adding-a-backend.md tables each rule's place).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from datetime import UTC, datetime
@@ -47,9 +47,7 @@ import orjson
 from myna.backends.itsm.catalog import ORDER_NOW, order_now
 from myna.backends.itsm.catalog import stored_text as _text
 from myna.backends.itsm.instance import (
-    CLOSED_STATES,
     EXTERNAL,
-    GLOBAL_DOMAIN,
     JOURNAL_FIELDS,
     PRIORITY,
     RUNNING_STAGES,
@@ -57,8 +55,11 @@ from myna.backends.itsm.instance import (
     STAMP,
     acl_refusal,
     attachment_values,
+    audit_values,
     data_policy,
+    journal_entry,
     page_links,
+    pick,
     sla_completion,
     sla_due,
     sla_progress,
@@ -67,10 +68,16 @@ from myna.backends.itsm.instance import (
     sla_transition,
 )
 from myna.backends.itsm.rules import (
+    DOMAIN,
+    INSERT_VALUES,
     PARENT_FIELD,
+    Stamper,
     approval_of,
     approval_source,
+    caller_fields,
     decided_state,
+    full_name,
+    insert_defaults,
     is_final,
     leaves_hold,
     not_a_member,
@@ -208,7 +215,7 @@ def render(call: RenderCall) -> dict[str, Any]:
     for name, rendered in call.rendered.items():
         if "." in name:
             value, shown = _walk(call, resource, call.record, name)
-            out[name] = _pick(mode, value, shown)
+            out[name] = pick(mode, value, shown)
             continue
         reference = call.resource.references.get(name)
         value = _text(call.record.get(name))
@@ -216,18 +223,12 @@ def render(call: RenderCall) -> dict[str, Any]:
             out[name] = _reference(call, reference.resource, value, rendered, mode, bare)
         elif mode in ("true", "all"):
             shown = _shown(call, resource, call.record, name, value)
-            out[name] = _pick(mode, value, shown)
+            out[name] = pick(mode, value, shown)
             if mode == "all" and value and _is_datetime(resource, name):
                 out[name]["display_value_internal"] = value
         else:
             out[name] = rendered
     return out
-
-
-def _pick(mode: str, value: str, shown: str) -> Any:
-    if mode == "all":
-        return {"display_value": shown, "value": value}
-    return shown if mode == "true" else value
 
 
 def _reference(
@@ -346,11 +347,11 @@ def _journal_text(call: RenderCall, record_id: str, element: str) -> str:
             order_by=(SortKey("sys_created_on", descending=True),),
         ),
     )
-    label = CHOICES["journal_element"].get(element, element)
     return "".join(
-        f"{_text(entry.get('sys_created_on'))} - "
-        f"{_full_name(call, _text(entry.get('sys_created_by')))} ({label})\n"
-        f"{_text(entry.get('value'))}\n\n"
+        journal_entry(
+            {name: _text(entry.get(name)) for name in ("sys_created_on", "element", "value")},
+            _full_name(call, _text(entry.get("sys_created_by"))),
+        )
         for entry in entries
     )
 
@@ -406,45 +407,34 @@ def before_write(call: WriteCall) -> None:
         _change_approval(call)
     _data_policies(call, resource)
     _state_entry(call, resource)
-    _closing(call, resource)
     _check_assignment(call)
 
 
 def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
-    """The reference instance's insert rules: every record is born in the global domain; a task
-    is opened by the caller, a change requested by them, a request made for them and an article
-    written by them, unless the client said otherwise."""
+    """What the reference instance's insert fills in, from the same statement
+    (`rules.insert_defaults`, `INSERT_VALUES`, `caller_fields`, `DOMAIN`): a table's default
+    for a column left empty (one the client left out has the model's learned default already,
+    the same value), the values an insert fixes whatever was sent (every record is born in the
+    global domain, a request waits for approval), the caller in the references that take it,
+    a task's parent and a user's name."""
     fields = call.resource.resource.fields
-    defaults = {"sys_domain": GLOBAL_DOMAIN, "sys_domain_path": "/"}
-    if resource in TASK_TABLES:
-        defaults.update(active="true", impact="3", urgency="3", priority="4")
-    for name, value in defaults.items():
-        if name in fields and not after.get(name):
+    task = resource in TASK_TABLES
+    for name, value in insert_defaults(resource, task).items():
+        if name in fields and not _text(after.get(name)):
             after[name] = value
-    caller_fields = [*_CALLER_FIELDS.get(resource, ())]
-    if resource in TASK_TABLES:
-        caller_fields.append("opened_by")
-    caller = _caller_id(call) if caller_fields else ""
-    for name in caller_fields:
+    fixed = {**DOMAIN, **INSERT_VALUES.get(resource, {})}
+    after.update((name, value) for name, value in fixed.items() if name in fields)
+    names = [name for name in caller_fields(resource, task) if name in fields]
+    caller = _caller_id(call) if names else ""
+    for name in names:
         # Whoever the corpus's creates were made by is no default: a learned constant here is
         # the recording user's id, so the caller wins over anything but what the client sent.
-        if name in fields and caller and not _text(call.sent.get(name)):
+        if caller and not _text(call.sent.get(name)):
             after[name] = caller
     if resource in PARENT_FIELD and "parent" in fields:
         after["parent"] = _text(after.get(PARENT_FIELD[resource]))
-    if resource == "sys_user":
-        after["active"] = after.get("active") or "true"
-        if not after.get("name"):
-            parts = (_text(after.get("first_name")), _text(after.get("last_name")))
-            after["name"] = " ".join(part for part in parts if part)
-
-
-# Reference fields the instance fills with the caller on insert, besides every task's opened_by.
-_CALLER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "change_request": ("requested_by",),
-    "sc_request": ("requested_for",),
-    "kb_knowledge": ("author",),
-}
+    if resource == "sys_user" and not after.get("name"):
+        after["name"] = full_name(_text(after.get("first_name")), _text(after.get("last_name")))
 
 
 def _derive_priority(before: Record | None, after: Record) -> None:
@@ -505,11 +495,15 @@ def _change_approval(call: WriteCall) -> None:
 
 
 def _state_entry(call: WriteCall, resource: str) -> None:
-    """Business rules that stamp who and when on entering a state (resolved_at, closed_by, ...).
+    """Who and when entering a state stamps (resolved_at, closed_by, ...), by the same
+    `rules.Stamper` the reference instance stamps with.
 
     Only the reviewed machines' `changes_on_entry` are applied: a learned machine's co-changing
-    fields are evidence of what happened in the corpus, not rules the mock can replay.
+    fields are evidence of what happened in the corpus, not rules the mock can replay. What a
+    state sets to a constant (a closed task is inactive) is `sets_on_entry`, which the runtime
+    has applied already.
     """
+    stamper: Stamper | None = None
     for machine in call.resource.state_machines:
         target = _text(call.after.get(machine.field))
         if not machine.evidence.pinned or not target:
@@ -517,39 +511,18 @@ def _state_entry(call: WriteCall, resource: str) -> None:
         if call.before is not None and _text(call.before.get(machine.field)) == target:
             continue
         for name in machine.changes_on_entry.get(target, []):
-            value = _entry_value(call, resource, name)
+            stamper = stamper or _stamper(call, resource)
+            value = stamper.value(name)
             if value is not None:
                 call.after[name] = value
 
 
-def _closing(call: WriteCall, resource: str) -> None:
-    """Entering a closing state (`instance.CLOSED_STATES`) stamps who closed the task and when,
-    whichever table's state model it follows (that it is inactive then is a model fact)."""
-    state = _text(call.after.get("state"))
-    if state not in CLOSED_STATES.get(resource, ()):
-        return
-    if call.before is not None and _text(call.before.get("state")) == state:
-        return
-    fields = call.resource.resource.fields
-    for name in ("closed_at", "closed_by"):
-        value = _entry_value(call, resource, name)
-        if name in fields and value is not None:
-            call.after[name] = value
+def _stamper(call: WriteCall, resource: str) -> Stamper:
+    def kind(name: str) -> tuple[str, str | None] | None:
+        column = _column(resource, name)
+        return None if column is None else (column.kind, column.target)
 
-
-def _entry_value(call: WriteCall, resource: str, name: str) -> str | None:
-    """What entering a state stamps into `name`, by the column's kind (when, and who); None:
-    nothing to stamp. Constant values a state sets (a closed task is inactive, a change in
-    Authorize has its approval requested) are model facts, `sets_on_entry` in overlay.yaml."""
-    column = _column(resource, name)
-    if column is None:
-        return None
-    if column.kind in ("datetime", "date"):
-        stamp = call.mock.stamp()
-        return stamp if column.kind == "datetime" else stamp[:10]
-    if column.kind == "reference" and column.target == "sys_user" and name.endswith("_by"):
-        return _caller_id(call) or None
-    return None
+    return Stamper(call.mock.stamp(), _caller_id(call), kind)
 
 
 def _caller_id(call: WriteCall) -> str:
@@ -814,24 +787,14 @@ def _platform_insert(
     in the global domain."""
     record: Record = dict(values)
     if "sys_domain" in call.mock.resources[resource].resource.fields:
-        record.update(sys_domain=GLOBAL_DOMAIN, sys_domain_path="/")
+        record.update(DOMAIN)
     return call.mock.insert_record(call.tx, resource, record, writer)
 
 
 def _audit(
     call: WriteCall, table: str, record_id: str, field: str, old: str, new: str, checkpoint: str
 ) -> None:
-    values = {
-        "tablename": table,
-        "documentkey": record_id,
-        "fieldname": field,
-        "oldvalue": old,
-        "newvalue": new,
-        "user": call.principal,
-        "reason": "",
-        "record_checkpoint": checkpoint,
-        "internal_checkpoint": hashlib.md5(f"{record_id}/{checkpoint}".encode()).hexdigest()[:16],
-    }
+    values = audit_values(table, record_id, field, (old, new), call.principal, checkpoint)
     _platform_insert(call, "sys_audit", values, call.principal)
 
 

@@ -28,12 +28,19 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from myna.backends.itsm import ADMIN as ADMIN  # the administrator every instance is born with
 from myna.backends.itsm.rules import (
+    DOMAIN,
+    INSERT_VALUES,
     PARENT_FIELD,
     STATE_MODELS,
+    Stamper,
     Verdict,
     approval_of,
     approval_source,
+    caller_fields,
     decided_state,
+    entered,
+    full_name,
+    insert_defaults,
     judge_move,
     judge_start,
     leaves_hold,
@@ -117,19 +124,6 @@ EXTERNAL: Final[Mapping[str, Mapping[str, str]]] = {
 }
 SLA_ID_BY_PRIORITY: Final[Mapping[str, str]] = {
     priority: external_id("contract_sla", name) for priority, (name, _) in SLA_DEFINITIONS.items()
-}
-GLOBAL_DOMAIN: Final = "global"
-# The states that close a task of each table: entering one deactivates the task and stamps who
-# closed it and when (the task table's "mark closed" rule).
-CLOSED_STATES: Final[Mapping[str, frozenset[str]]] = {
-    "incident": frozenset({"7", "8"}),
-    "problem": frozenset({"107"}),
-    "change_request": frozenset({"3", "4"}),
-    "change_task": frozenset({"3", "4"}),
-    # Requests and items follow the task state model, where Closed Complete, Closed Incomplete
-    # and Closed Skipped are the inactive states (TaskStateUtil.SYSTEM_INACTIVE_STATES).
-    "sc_request": frozenset({"3", "4", "7"}),
-    "sc_req_item": frozenset({"3", "4", "7"}),
 }
 
 # Fields clients cannot write: the platform silently ignores them in a request body.
@@ -414,7 +408,7 @@ class Instance:
         for field_name in wanted or spec.names:
             if "." in field_name:
                 value, shown = self.walk(name, row, field_name)
-                out[field_name] = _pick(mode, value, shown)
+                out[field_name] = pick(mode, value, shown)
             elif field_name in spec.names:
                 out[field_name] = self._render_column(spec.column(field_name), row, mode, bare)
         return out
@@ -478,9 +472,7 @@ class Instance:
         ]
         entries.sort(key=lambda row: row["sys_created_on"], reverse=True)
         return "".join(
-            f"{row['sys_created_on']} - {self._full_name(row['sys_created_by'])} "
-            f"({CHOICES['journal_element'][row['element']]})\n{row['value']}\n\n"
-            for row in entries
+            journal_entry(row, self._full_name(row["sys_created_by"])) for row in entries
         )
 
     def _full_name(self, user_name: str) -> str:
@@ -507,9 +499,10 @@ class Instance:
         if spec.number_prefix is not None:
             row["number"] = self._next_number(name)
         if "sys_domain" in row:
-            row.update(sys_domain=GLOBAL_DOMAIN, sys_domain_path="/")
+            row.update(DOMAIN)
         if "sys_class_name" in row:
             row["sys_class_name"] = name
+        self._fill(name, row, user)
         rule = INSERT_RULES.get(name)
         if rule is not None:
             rule(self, row, user)
@@ -517,6 +510,7 @@ class Instance:
             row["parent"] = row[PARENT_FIELD[name]]
         model = STATE_MODELS.get(name)
         if model is not None:
+            row.update(entered(model, None, row, values, self.stamper(name, user)))
             _refuse(judge_start(model, row[model.field]))
         self.rows[name][row["sys_id"]] = row
         for element, text in journal.items():
@@ -539,6 +533,7 @@ class Instance:
         if rule is not None:
             rule(self, old, new, user)
         if model is not None:
+            new.update(entered(model, old[model.field], new, values, self.stamper(name, user)))
             _refuse(judge_move(model, old[model.field], new[model.field]))
         changed = [key for key in new if new[key] != old[key]]
         if not changed and not journal:
@@ -559,6 +554,27 @@ class Instance:
             after(self, old, new, user)
         return self.rows[name][sys_id]
 
+    def _fill(self, name: str, row: Row, user: str) -> None:
+        """What an insert fills in (`rules.insert_defaults`, `INSERT_VALUES`, `caller_fields`):
+        the table's defaults for what the client left empty, its fixed values, the caller."""
+        task = name in TASK_TABLES
+        _fill_empty(row, insert_defaults(name, task))
+        row.update((key, value) for key, value in INSERT_VALUES.get(name, {}).items() if key in row)
+        caller = self.user_id(user)
+        _fill_empty(row, dict.fromkeys(caller_fields(name, task), caller))
+
+    def stamper(self, name: str, user: str) -> Stamper:
+        """Who and when, for what entering a state of `name` stamps (`rules.entered`)."""
+
+        def kind(column: str) -> tuple[str, str | None] | None:
+            spec = table(name)
+            if column not in spec.names:
+                return None
+            found = spec.column(column)
+            return found.kind, found.target
+
+        return Stamper(self.stamp(), self.user_id(user), kind)
+
     def delete(self, name: str, sys_id: str) -> None:
         del self.rows[name][sys_id]
         for sla_id in [k for k, row in self.rows["task_sla"].items() if row["task"] == sys_id]:
@@ -573,7 +589,7 @@ class Instance:
         if "sys_updated_on" in row:
             row.update(sys_updated_by=user, sys_updated_on=self.stamp(), sys_mod_count="0")
         if "sys_domain" in row:
-            row.update(sys_domain=GLOBAL_DOMAIN, sys_domain_path="/")
+            row.update(DOMAIN)
         self.rows[name][row["sys_id"]] = row
         return row
 
@@ -605,23 +621,8 @@ class Instance:
     ) -> None:
         if field_name in ("sys_updated_on", "sys_updated_by", "sys_mod_count"):
             return
-        self.system_insert(
-            "sys_audit",
-            {
-                "tablename": name,
-                "documentkey": sys_id,
-                "fieldname": field_name,
-                "oldvalue": old,
-                "newvalue": new,
-                "user": user,
-                "reason": "",
-                "record_checkpoint": checkpoint,
-                "internal_checkpoint": hashlib.md5(f"{sys_id}/{checkpoint}".encode()).hexdigest()[
-                    :16
-                ],
-            },
-            user,
-        )
+        values = audit_values(name, sys_id, field_name, (old, new), user, checkpoint)
+        self.system_insert("sys_audit", values, user)
 
     def _journal(self, name: str, sys_id: str, element: str, text: str, user: str) -> None:
         self.system_insert(
@@ -636,7 +637,8 @@ class Instance:
             {"user_name": user_name, "first_name": first, "last_name": last},
             "system",
         )
-        _user_defaults(self, row, "system")
+        _fill_empty(row, insert_defaults("sys_user", task=False))
+        _user_name(self, row, "system")
 
     def _insert_dictionary(self) -> None:
         """sys_db_object: one row per table, each pointing at its parent class."""
@@ -824,6 +826,30 @@ def attachment_values(
     }
 
 
+def audit_values(
+    name: str, sys_id: str, field_name: str, change: tuple[str, str], user: str, checkpoint: str
+) -> Row:
+    """The sys_audit row of one field's `change` (old, new) to a record of table `name`."""
+    digest = hashlib.md5(f"{sys_id}/{checkpoint}".encode()).hexdigest()[:16]
+    return {
+        "tablename": name,
+        "documentkey": sys_id,
+        "fieldname": field_name,
+        "oldvalue": change[0],
+        "newvalue": change[1],
+        "user": user,
+        "reason": "",
+        "record_checkpoint": checkpoint,
+        "internal_checkpoint": digest,
+    }
+
+
+def journal_entry(entry: Mapping[str, str], who: str) -> str:
+    """One sys_journal_field entry as a journal field's display value shows it, by `who`."""
+    label = CHOICES["journal_element"].get(entry["element"], entry["element"])
+    return f"{entry['sys_created_on']} - {who} ({label})\n{entry['value']}\n\n"
+
+
 def _journal_entries(name: str, values: Mapping[str, str]) -> dict[str, str]:
     """The journal entries a write makes: its non-empty comments and work notes, on a table
     whose columns they are journals of."""
@@ -842,7 +868,8 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _pick(mode: str, value: str, shown: str) -> Any:
+def pick(mode: str, value: str, shown: str) -> Any:
+    """A field as `sysparm_display_value` `mode` shows it: its value, display value or both."""
     if mode == "all":
         return {"display_value": shown, "value": value}
     return shown if mode == "true" else value
@@ -1037,55 +1064,23 @@ def _check_assignment(instance: Instance, row: Row, old: Row | None = None) -> N
         _refuse(not_a_member(person, instance.display("sys_user_group", pair[0])))
 
 
-def _task_defaults(instance: Instance, row: Row, user: str) -> None:
-    defaults = {
-        "active": "true",
-        "approval": "not requested",
-        "upon_approval": "proceed",
-        "upon_reject": "cancel",
-        "escalation": "0",
-        "reassignment_count": "0",
-        "made_sla": "true",
-        "knowledge": "false",
-        "impact": "3",
-        "urgency": "3",
-        "priority": "4",
-        "opened_at": instance.stamp(),
-        "opened_by": instance.user_id(user),
-    }
-    for key, value in defaults.items():
-        if not row.get(key):
+def _fill_empty(row: Row, values: Mapping[str, str]) -> None:
+    """Give each of the row's columns in `values` its value there, if it is empty."""
+    for key, value in values.items():
+        if key in row and not row[key]:
             row[key] = value
+
+
+def _task_defaults(instance: Instance, row: Row, user: str) -> None:
+    row["opened_at"] = row["opened_at"] or instance.stamp()
     row["task_effective_number"] = row["number"]
     _check_assignment(instance, row)
 
 
-def _closing(instance: Instance, new: Row, user: str) -> None:
-    new.update(active="false", closed_at=instance.stamp(), closed_by=instance.user_id(user))
-
-
-def _reopening(old: Row, new: Row, table: str) -> None:
-    """A task leaving its closing states is active again (the task reopener business rule)."""
-    closed = CLOSED_STATES[table]
-    if old["state"] in closed and new["state"] not in closed:
-        new["active"] = "true"
-
-
 def _incident_insert(instance: Instance, row: Row, user: str) -> None:
-    for key, value in {
-        "state": "1",
-        "category": "inquiry",
-        "severity": "3",
-        "notify": "1",
-        "reopen_count": "0",
-        "child_incidents": "0",
-    }.items():
-        if not row.get(key):
-            row[key] = value
     _task_defaults(instance, row, user)
     row["priority"] = PRIORITY[(row["impact"], row["urgency"])]
     _incident_state_entry(instance, {}, row, user)
-    row["incident_state"] = row["state"]
 
 
 def _incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
@@ -1098,7 +1093,6 @@ def _incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
         _incident_state_entry(instance, old, new, user)
         if new["state"] in ("6", "7") and _breached(instance, new["sys_id"]):
             new["made_sla"] = "false"
-    new["incident_state"] = new["state"]
 
 
 def _breached(instance: Instance, task_id: str) -> bool:
@@ -1116,8 +1110,7 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
     _data_policy(new, "incident")
     if leaves_hold(before, state):
         new["hold_reason"] = ""
-    if state == "6" or (state == "7" and not new["resolved_at"]):
-        new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
+    if state == "6":
         # Without a business schedule, business time is calendar time.
         open_for = instance.now.replace(tzinfo=None) - _parse(new["opened_at"])
         seconds = str(int(open_for.total_seconds()))
@@ -1127,21 +1120,14 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
             calendar_stc=seconds,
             business_stc=seconds,
         )
-    if state in CLOSED_STATES["incident"]:
-        _closing(instance, new, user)
     reopening = reopened(before, state, old.get("reopen_count", ""))
     if reopening is not None:
         new.update(reopening, reopened_time=instance.stamp(), reopened_by=instance.user_id(user))
 
 
 def _problem_insert(instance: Instance, row: Row, user: str) -> None:
-    row["state"] = row.get("state") or "101"
-    row.update(
-        related_incidents=row.get("related_incidents") or "0", reopen_count="0", known_error="false"
-    )
     _task_defaults(instance, row, user)
     row["priority"] = PRIORITY[(row["impact"], row["urgency"])]
-    row["problem_state"] = row["state"]
 
 
 def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
@@ -1150,28 +1136,9 @@ def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _data_policy(new, "problem")
-        if new["state"] == "106":
-            new.update(resolved_at=instance.stamp(), resolved_by=instance.user_id(user))
-        if new["state"] in CLOSED_STATES["problem"]:
-            _closing(instance, new, user)
-    new["problem_state"] = new["state"]
 
 
 def _change_insert(instance: Instance, row: Row, user: str) -> None:
-    for key, value in {
-        "state": "-5",
-        "type": "normal",
-        "risk": "3",
-        "scope": "3",
-        "cab_required": "false",
-        "on_hold": "false",
-        "outside_maintenance_schedule": "false",
-        "production_system": "false",
-        "conflict_status": "Not Run",
-        "requested_by": instance.user_id(user),
-    }.items():
-        if not row.get(key):
-            row[key] = value
     _task_defaults(instance, row, user)
     _refuse(unapproved(row["number"], row["state"], row["approval"]))
 
@@ -1181,23 +1148,12 @@ def _change_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     new["state"] = decided_state((old["state"], old["approval"]), (new["state"], new["approval"]))
     if new["state"] == old["state"]:
         return
-    state = new["state"]
-    if state == "-3":
-        new["approval"] = "requested"
-    _refuse(unapproved(new["number"], state, new["approval"]))
-    if state == "-1":
-        new["work_start"] = instance.stamp()
-    if state == "0":
-        new["work_end"] = instance.stamp()
+    _refuse(unapproved(new["number"], new["state"], new["approval"]))
     _data_policy(new, "change_request")
-    if state in CLOSED_STATES["change_request"]:
-        _closing(instance, new, user)
 
 
 def _change_task_insert(instance: Instance, row: Row, user: str) -> None:
     _require(row, "change_task", ["change_request"])
-    row["state"] = row.get("state") or "1"
-    row.update(on_hold="false", change_task_type=row.get("change_task_type") or "implementation")
     _task_defaults(instance, row, user)
 
 
@@ -1205,78 +1161,24 @@ def _change_task_update(instance: Instance, old: Row, new: Row, user: str) -> No
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _data_policy(new, "change_task")
-    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["change_task"]:
-        _closing(instance, new, user)
-
-
-def _request_insert(instance: Instance, row: Row, user: str) -> None:
-    row.update(
-        state=row.get("state") or "1",
-        request_state=row.get("request_state") or "requested",
-        price=row.get("price") or "0",
-        requested_for=row.get("requested_for") or instance.user_id(user),
-    )
-    _task_defaults(instance, row, user)
-    row["approval"] = "requested"
 
 
 def _request_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     new.update(on_approval("sc_request", old["approval"], new["approval"]))
-    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_request"]:
-        new["request_state"] = "closed_complete" if new["state"] == "3" else "closed_incomplete"
-        _closing(instance, new, user)
-    _reopening(old, new, "sc_request")
 
 
 def _item_insert(instance: Instance, row: Row, user: str) -> None:
     _require(row, "sc_req_item", ["request"])
-    row.update(
-        state=row.get("state") or "1",
-        stage=row.get("stage") or "waiting_for_approval",
-        quantity=row.get("quantity") or "1",
-        price=row.get("price") or "0",
-        recurring_price=row.get("recurring_price") or "0",
-        backordered="false",
-    )
     _task_defaults(instance, row, user)
-    row["approval"] = "requested"
 
 
 def _item_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new, old)
     new.update(on_approval("sc_req_item", old["approval"], new["approval"]))
-    if new["state"] != old["state"] and new["state"] in CLOSED_STATES["sc_req_item"]:
-        new["stage"] = "complete"
-        _closing(instance, new, user)
-    _reopening(old, new, "sc_req_item")
 
 
-def _user_defaults(instance: Instance, row: Row, user: str) -> None:
-    defaults = {
-        "active": "true",
-        "locked_out": "false",
-        "vip": "false",
-        "web_service_access_only": "false",
-        "internal_integration_user": "false",
-        "password_needs_reset": "false",
-        "enable_multifactor_authn": "false",
-        "failed_attempts": "0",
-        "notification": "2",
-        "calendar_integration": "1",
-        "sys_class_name": "sys_user",
-        "sys_domain": GLOBAL_DOMAIN,
-        "sys_domain_path": "/",
-    }
-    for key, value in defaults.items():
-        if not row.get(key):
-            row[key] = value
-    row["name"] = " ".join(part for part in (row["first_name"], row["last_name"]) if part)
-
-
-def _group_insert(instance: Instance, row: Row, user: str) -> None:
-    for key in ("exclude_manager", "include_members"):
-        row[key] = row[key] or "false"
-    row["active"] = row["active"] or "true"
+def _user_name(instance: Instance, row: Row, user: str) -> None:
+    row["name"] = full_name(row["first_name"], row["last_name"])
 
 
 def _member_insert(instance: Instance, row: Row, user: str) -> None:
@@ -1285,43 +1187,6 @@ def _member_insert(instance: Instance, row: Row, user: str) -> None:
 
 def _ci_insert(instance: Instance, row: Row, user: str) -> None:
     row["sys_class_path"] = CLASS_PATHS[row["sys_class_name"]]
-    for key, value in {
-        "operational_status": "1",
-        "install_status": "1",
-        "fault_count": "0",
-    }.items():
-        row[key] = row[key] or value
-    for flag in (
-        "attested",
-        "can_print",
-        "monitor",
-        "skip_sync",
-        "unverified",
-        "virtual",
-        "cd_rom",
-        "internet_facing",
-    ):
-        if flag in row and not row[flag]:
-            row[flag] = "false"
-
-
-def _knowledge_insert(instance: Instance, row: Row, user: str) -> None:
-    row.update(
-        workflow_state=row["workflow_state"] or "draft",
-        article_type=row["article_type"] or "text",
-        active="true",
-        sys_view_count="0",
-        use_count="0",
-        author=row["author"] or instance.user_id(user),
-        valid_to=row["valid_to"] or "2100-01-01",
-    )
-
-
-def _knowledge_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    if new["workflow_state"] == "published" and old["workflow_state"] != "published":
-        new["published"] = instance.now.strftime("%Y-%m-%d")
-    if new["workflow_state"] == "retired":
-        new["active"] = "false"
 
 
 # -- SLA timers on incidents ------------------------------------------------------------------
@@ -1493,22 +1358,8 @@ def _after_incident_update(instance: Instance, old: Row, new: Row, user: str) ->
 # -- knowledge bases, the catalog, approvals and roles ------------------------------------------
 
 
-def _defaults(values: Mapping[str, str]) -> RowRule:
-    """An insert rule that only fills the columns the client left empty."""
-
-    def fill(instance: Instance, row: Row, user: str) -> None:
-        for key, value in values.items():
-            if not row.get(key):
-                row[key] = value
-
-    return fill
-
-
 def _variable_insert(instance: Instance, row: Row, user: str) -> None:
     _require(row, "item_option_new", ["question_text"])
-    _defaults({"active": "true", "mandatory": "false", "order": "100", "type": "6"})(
-        instance, row, user
-    )
 
 
 def _approver_insert(instance: Instance, row: Row, user: str) -> None:
@@ -1516,7 +1367,6 @@ def _approver_insert(instance: Instance, row: Row, user: str) -> None:
     found = instance.find("task", row["sysapproval"]) if row["sysapproval"] else None
     if found is not None:
         row.update(approval_source(found[0], row["sysapproval"]))
-    row["state"] = row["state"] or STATE_MODELS["sysapproval_approver"].initial[0]
 
 
 def _approvals_decide(instance: Instance, row: Row, user: str) -> None:
@@ -1565,7 +1415,6 @@ def _member_roles(instance: Instance, row: Row, user: str) -> None:
 
 def _has_role_insert(instance: Instance, row: Row, user: str) -> None:
     _require(row, "sys_user_has_role", ["user", "role"])
-    row.update(inherited=row["inherited"] or "false", state=row["state"] or "active")
 
 
 INSERT_RULES: Final[Mapping[str, RowRule]] = {
@@ -1573,26 +1422,15 @@ INSERT_RULES: Final[Mapping[str, RowRule]] = {
     "problem": _problem_insert,
     "change_request": _change_insert,
     "change_task": _change_task_insert,
-    "sc_request": _request_insert,
+    "sc_request": _task_defaults,
     "sc_req_item": _item_insert,
-    "sys_user": _user_defaults,
-    "sys_user_group": _group_insert,
+    "sys_user": _user_name,
     "sys_user_grmember": _member_insert,
     "cmdb_ci": _ci_insert,
     "cmdb_ci_server": _ci_insert,
     "cmdb_ci_appl": _ci_insert,
-    "kb_knowledge": _knowledge_insert,
-    "kb_knowledge_base": _defaults({"active": "true"}),
-    "kb_category": _defaults({"active": "true", "parent_table": "kb_knowledge_base"}),
-    "sc_category": _defaults({"active": "true", "order": "0"}),
-    "sc_cat_item": _defaults(
-        {"active": "true", "price": "0", "recurring_price": "0", "order": "0"}
-    ),
     "item_option_new": _variable_insert,
     "sysapproval_approver": _approver_insert,
-    "sys_user_role": _defaults(
-        {"elevated_privilege": "false", "grantable": "true", "can_delegate": "true"}
-    ),
     "sys_user_has_role": _has_role_insert,
 }
 UPDATE_RULES: Final[Mapping[str, ChangeRule]] = {
@@ -1602,7 +1440,6 @@ UPDATE_RULES: Final[Mapping[str, ChangeRule]] = {
     "change_task": _change_task_update,
     "sc_request": _request_update,
     "sc_req_item": _item_update,
-    "kb_knowledge": _knowledge_update,
 }
 AFTER_INSERT: Final[Mapping[str, RowRule]] = {
     "incident": _attach_sla,

@@ -34,6 +34,8 @@ class StateModel:
     transitions: frozenset[tuple[str, str]]
     refused: Mapping[tuple[str, str], tuple[int, str]]
     required: Mapping[str, tuple[str, ...]]  # the data policies: fields a state needs on entry
+    stamps: Mapping[str, tuple[str, ...]]  # fields entering a state stamps (`changes_on_entry`)
+    sets: Mapping[str, Mapping[str, str]]  # values entering a state sets (`sets_on_entry`)
 
     def final(self, state: str) -> bool:
         return is_final(state, self.states, (source for source, _ in self.transitions))
@@ -200,15 +202,203 @@ def state_models() -> Mapping[str, StateModel]:
                     (r["source"], r["target"]): (r["status"], r["message"])
                     for r in machine.get("refused") or ()
                 },
-                required={
-                    str(state): tuple(names)
-                    for state, names in (machine.get("required_on_entry") or {}).items()
+                required=_by_state(machine.get("required_on_entry")),
+                stamps=_by_state(machine.get("changes_on_entry")),
+                sets={
+                    str(state): {name: str(value) for name, value in entry["values"].items()}
+                    for state, entry in (machine.get("sets_on_entry") or {}).items()
                 },
             )
     return models
 
 
+def _by_state(listed: Mapping[str, list[str]] | None) -> dict[str, tuple[str, ...]]:
+    return {str(state): tuple(names) for state, names in (listed or {}).items()}
+
+
 STATE_MODELS: Final = state_models()
+
+
+# -- what entering a state writes ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Stamper:
+    """Who and when a write happens, for the fields entering a state stamps: `now` as
+    `YYYY-MM-DD HH:MM:SS`, `caller` the caller's sys_user id ("" when it has none), and
+    `kind(name)` a column's (kind, reference target) on the written table, None for no column."""
+
+    now: str
+    caller: str
+    kind: Callable[[str], tuple[str, str | None] | None]
+
+    def value(self, name: str) -> str | None:
+        """What entering a state stamps into `name`: now for a date or date-time column, the
+        caller for a `*_by` reference to sys_user; None: the column takes no stamp (a value the
+        state sets, such as `active`, is `sets_on_entry`'s)."""
+        column = self.kind(name)
+        if column is None:
+            return None
+        kind, target = column
+        if kind in ("datetime", "date"):
+            return self.now if kind == "datetime" else self.now[:10]
+        if kind == "reference" and target == "sys_user" and name.endswith("_by"):
+            return self.caller or None
+        return None
+
+
+def entered(
+    model: StateModel,
+    before: str | None,
+    after: Mapping[str, Any],
+    sent: Collection[str],
+    stamper: Stamper,
+) -> dict[str, str]:
+    """What a write moving `model.field` from `before` (None on insert) to `after`'s value
+    writes on entering it, as the overlay's pinned state model states it: the values the state
+    sets (`sets_on_entry`; a value the client sent itself wins, as the runtime's
+    `entry_values` lets it) and who and when for the fields it stamps (`changes_on_entry`:
+    resolved_at and resolved_by on Resolved, closed_at and closed_by on Closed). {} when the
+    write stays in its state."""
+    state = str(after.get(model.field) or "")
+    if not state or state == before:
+        return {}
+    values = {name: value for name, value in model.sets.get(state, {}).items() if name not in sent}
+    for name in model.stamps.get(state, ()):
+        stamp = stamper.value(name)
+        if stamp is not None:
+            values[name] = stamp
+    return values
+
+# -- what an insert fills in -----------------------------------------------------------------------
+
+# Every record is born in the global domain (the platform's domain rule, whatever was sent).
+DOMAIN: Final[Mapping[str, str]] = {"sys_domain": "global", "sys_domain_path": "/"}
+# The values the platform's insert rules give a task left empty (the task table's defaults).
+TASK_DEFAULTS: Final[Mapping[str, str]] = {
+    "active": "true",
+    "approval": "not requested",
+    "upon_approval": "proceed",
+    "upon_reject": "cancel",
+    "escalation": "0",
+    "reassignment_count": "0",
+    "made_sla": "true",
+    "knowledge": "false",
+    "impact": "3",
+    "urgency": "3",
+    "priority": "4",
+}
+_CI_DEFAULTS: Final[Mapping[str, str]] = {
+    "operational_status": "1",
+    "install_status": "1",
+    "fault_count": "0",
+    **dict.fromkeys(
+        (
+            "attested",
+            "can_print",
+            "monitor",
+            "skip_sync",
+            "unverified",
+            "virtual",
+            "cd_rom",
+            "internet_facing",
+        ),
+        "false",
+    ),
+}
+# Each table's own defaults for what a client leaves empty (a task's come on top of the task
+# table's; where a record starts is its state model's, `insert_defaults`). The model learns the
+# same values as field defaults from the corpus these wrote; the mock applies these too, for a
+# column a client sent empty, where no learned default stands in.
+INSERT_DEFAULTS: Final[Mapping[str, Mapping[str, str]]] = {
+    "incident": {
+        "category": "inquiry",
+        "severity": "3",
+        "notify": "1",
+        "reopen_count": "0",
+        "child_incidents": "0",
+    },
+    "problem": {"related_incidents": "0"},
+    "change_request": {
+        "type": "normal",
+        "risk": "3",
+        "scope": "3",
+        "cab_required": "false",
+        "on_hold": "false",
+        "outside_maintenance_schedule": "false",
+        "production_system": "false",
+        "conflict_status": "Not Run",
+    },
+    "change_task": {"change_task_type": "implementation"},
+    "sc_request": {"request_state": "requested", "price": "0"},
+    "sc_req_item": {
+        "stage": "waiting_for_approval",
+        "quantity": "1",
+        "price": "0",
+        "recurring_price": "0",
+    },
+    "sys_user": {
+        "active": "true",
+        "locked_out": "false",
+        "vip": "false",
+        "web_service_access_only": "false",
+        "internal_integration_user": "false",
+        "password_needs_reset": "false",
+        "enable_multifactor_authn": "false",
+        "failed_attempts": "0",
+        "notification": "2",
+        "calendar_integration": "1",
+        "sys_class_name": "sys_user",
+    },
+    "sys_user_group": {"active": "true", "exclude_manager": "false", "include_members": "false"},
+    "cmdb_ci": _CI_DEFAULTS,
+    "cmdb_ci_server": _CI_DEFAULTS,
+    "cmdb_ci_appl": _CI_DEFAULTS,
+    "kb_knowledge": {"article_type": "text", "valid_to": "2100-01-01"},
+    "kb_knowledge_base": {"active": "true"},
+    "kb_category": {"active": "true", "parent_table": "kb_knowledge_base"},
+    "sc_category": {"active": "true", "order": "0"},
+    "sc_cat_item": {"active": "true", "price": "0", "recurring_price": "0", "order": "0"},
+    "item_option_new": {"active": "true", "mandatory": "false", "order": "100", "type": "6"},
+    "sys_user_role": {"elevated_privilege": "false", "grantable": "true", "can_delegate": "true"},
+    "sys_user_has_role": {"inherited": "false", "state": "active"},
+}
+# What an insert sets whatever the client sent: a request and its items wait for approval, a
+# new problem is no known error and was never reopened, a new article is active and unread.
+INSERT_VALUES: Final[Mapping[str, Mapping[str, str]]] = {
+    "problem": {"reopen_count": "0", "known_error": "false"},
+    "change_task": {"on_hold": "false"},
+    "sc_request": {"approval": "requested"},
+    "sc_req_item": {"approval": "requested", "backordered": "false"},
+    "kb_knowledge": {"active": "true", "sys_view_count": "0", "use_count": "0"},
+}
+# The references an insert fills with the caller when the client left them empty: who opened a
+# task, requested a change, a request is for, wrote an article.
+CALLER_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "change_request": ("requested_by",),
+    "sc_request": ("requested_for",),
+    "kb_knowledge": ("author",),
+}
+
+
+def insert_defaults(table_name: str, task: bool) -> dict[str, str]:
+    """The values a new record of `table_name` takes for what the client left empty (`task`:
+    the table extends task): its state model's first initial state (as the runtime starts a
+    record of any model), the task table's defaults and its own."""
+    model = STATE_MODELS.get(table_name)
+    start = {model.field: model.initial[0]} if model is not None and model.initial else {}
+    return {**start, **(TASK_DEFAULTS if task else {}), **INSERT_DEFAULTS.get(table_name, {})}
+
+
+def caller_fields(table_name: str, task: bool) -> tuple[str, ...]:
+    """The references a new record of `table_name` takes the caller in, unless sent."""
+    return (*(("opened_by",) if task else ()), *CALLER_FIELDS.get(table_name, ()))
+
+
+def full_name(first: str, last: str) -> str:
+    """A user's name, from the first and last names (sys_user.name)."""
+    return " ".join(part for part in (first, last) if part)
+
 
 # A task created under another record has that record as its parent (the platform's insert
 # rules): a change task its change, a requested item its request. Not a model fact: the value is
