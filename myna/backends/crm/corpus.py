@@ -21,25 +21,23 @@ replay of the corpus starts where the recording did, signed in as the org's `ADM
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
-from myna.backends import corpus_command
+from myna.backends import SECRET, corpus_command, record_exchange
 from myna.backends.crm import ADMINISTRATOR as ADMINISTRATOR
 from myna.backends.crm.access import Access, provision, share
 from myna.backends.crm.instance import Org, Reply, Request, Row
-from myna.traces.model import Body, Exchange, Pairs, Session
+from myna.traces.model import Body, Pairs, Session
 
 HOST: Final = "https://acme-dev-ed.my.salesforce.com"
 LOGIN: Final = "https://login.salesforce.com"
 VERSION: Final = "v59.0"
 DATA: Final = f"/services/data/{VERSION}"
 START: Final = datetime(2026, 3, 2, 8, 0, 0)
-SECRET: Final = "[REDACTED]"
 CLIENT_ID: Final = "3MVG9fe4g9fhX0E5PSd8cExampleConnectedAppKey"
 PASSWORD: Final = "correct horse battery staple"
 # simple-salesforce's headers on every REST call.
@@ -95,21 +93,12 @@ class Scribe:
         headers.extend(extra)
         host = LOGIN if token_call else HOST
         url = f"{host}{path}" + (f"?{urlencode(query, quote_via=quote)}" if query else "")
-        size = len(json.dumps(reply.body.value)) if reply.body.kind == "json" else 0
-        self.session.events.append(
-            Exchange(
-                id=f"{self.session.id}/{len(self.session.events) + 1:03d}",
-                method=method,
-                url=url,
-                status=reply.status,
-                query=query,
-                request_headers=headers,
-                request_body=_redacted(sent),
-                response_headers=reply.headers,
-                response_body=_redacted_reply(reply.body),
-                started_at=self.org.now.replace(tzinfo=UTC),
-                duration_ms=round(45.0 + size / 700, 1),
-            )
+        record_exchange(
+            self.session,
+            request=(method, url, query, headers, sent),
+            reply=reply,
+            at=self.org.now,
+            latency=(45.0, 700),
         )
 
     # -- REST conveniences (the calls simple-salesforce makes) ---------------------------------
@@ -163,22 +152,6 @@ def _json(values: Mapping[str, Any]) -> Body:
 
 def _form(values: Mapping[str, str]) -> Body:
     return Body("text", urlencode(values), "application/x-www-form-urlencoded")
-
-
-def _redacted(body: Body) -> Body:
-    """Passwords and client secrets travel as [REDACTED], as in the real recordings."""
-    if body.kind != "text" or "grant_type=" not in str(body.value):
-        return body
-    pairs = [pair.split("=", 1) for pair in str(body.value).split("&")]
-    hidden = {"password", "client_secret", "refresh_token"}
-    text = "&".join(f"{k}={SECRET if k in hidden else v}" for k, v in pairs)
-    return Body("text", text, body.mime_type)
-
-
-def _redacted_reply(body: Body) -> Body:
-    if body.kind == "json" and isinstance(body.value, dict) and "access_token" in body.value:
-        return Body("json", {**body.value, "access_token": SECRET}, body.mime_type)
-    return body
 
 
 # -- the org's people and data ------------------------------------------------------------------

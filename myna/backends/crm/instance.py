@@ -31,6 +31,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote
 
+from myna.backends import JSON_TYPE as JSON_TYPE
+from myna.backends import Reply as Reply
+from myna.backends import json_reply as json_reply
 from myna.backends.crm.jobs import Job
 from myna.backends.crm.objects import (
     BY_PREFIX,
@@ -66,7 +69,6 @@ from myna.traces.model import Body, Pairs
 
 Row = dict[str, Any]
 
-JSON_TYPE: Final = "application/json;charset=UTF-8"
 STAMP: Final = "%Y-%m-%dT%H:%M:%S.000+0000"
 DEFAULT_BATCH: Final = 2000
 MIN_BATCH: Final = 200
@@ -302,19 +304,6 @@ class Request:
             if key.lower() == name.lower():
                 return value
         return None
-
-
-@dataclass(slots=True)
-class Reply:
-    status: int
-    body: Body
-    headers: Pairs = field(default_factory=list)
-
-
-def json_reply(status: int, value: Any, headers: Pairs | None = None) -> Reply:
-    return Reply(
-        status, Body("json", value, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
-    )
 
 
 def error_reply(refusal: Refused) -> Reply:

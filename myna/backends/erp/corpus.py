@@ -15,21 +15,18 @@ Deterministic: the same code writes the same bytes, which a test checks against 
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
+from myna.backends import SECRET, corpus_command, record_exchange
 from myna.backends.erp.instance import BASE, Erp, Reply, Request
-from myna.traces.model import Body, Exchange, Pairs, Session
+from myna.traces.model import Body, Pairs, Session
 
 HOST: Final = "https://erp.acme.example"
 START: Final = datetime(2026, 3, 2, 8, 0, 0)
-SECRET: Final = "[REDACTED]"
 TOKEN: Final = "erp-integration-token"
 
 
@@ -61,21 +58,12 @@ class Scribe:
         if token is not None:
             headers.append(("Authorization", f"Bearer {SECRET}"))
         url = f"{HOST}{path}" + (f"?{urlencode(query, quote_via=quote)}" if query else "")
-        size = len(json.dumps(reply.body.value)) if reply.body.kind == "json" else 0
-        self.session.events.append(
-            Exchange(
-                id=f"{self.session.id}/{len(self.session.events) + 1:03d}",
-                method=method,
-                url=url,
-                status=reply.status,
-                query=query,
-                request_headers=headers,
-                request_body=sent,
-                response_headers=reply.headers,
-                response_body=reply.body,
-                started_at=self.erp.now.replace(tzinfo=UTC),
-                duration_ms=round(30.0 + size / 900, 1),
-            )
+        record_exchange(
+            self.session,
+            request=(method, url, query, headers, sent),
+            reply=reply,
+            at=self.erp.now,
+            latency=(30.0, 900),
         )
         return reply
 
@@ -654,12 +642,7 @@ def write_chapters(erp: Erp) -> list[Session]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-o", "--output", type=Path, required=True, help="corpus JSONL to write")
-    arguments = parser.parse_args(argv)
-    from myna.traces.jsonl import write_jsonl
-
-    write_jsonl(build_corpus(), arguments.output)
+    corpus_command(argv, __doc__.splitlines()[0] if __doc__ else None, build_corpus)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from datetime import date, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlencode
 
+from myna.backends import Reply as Reply
+from myna.backends import json_reply as _json_reply
 from myna.backends.erp import documents
 from myna.backends.erp.documents import Collection
 from myna.backends.erp.rules import Period, Refused
@@ -50,20 +52,10 @@ class Request:
     token: str | None = None
 
 
-@dataclass(slots=True)
-class Reply:
-    status: int
-    body: Body
-    headers: Pairs = field(default_factory=list)
-
-
 def json_reply(status: int, value: Any, headers: Pairs | None = None) -> Reply:
     """An answer holding a snapshot of `value`: later changes to a stored record must not
     reach an answer already given (and recorded)."""
-    snapshot = copy.deepcopy(value)
-    return Reply(
-        status, Body("json", snapshot, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
-    )
+    return _json_reply(status, copy.deepcopy(value), headers, JSON_TYPE)
 
 
 def error_reply(refused: Refused) -> Reply:

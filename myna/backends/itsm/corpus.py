@@ -25,11 +25,11 @@ import json
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
-from myna.backends import corpus_command
+from myna.backends import SECRET, corpus_command, record_exchange
 from myna.backends.itsm.instance import (
     ADMIN,
     Instance,
@@ -38,11 +38,10 @@ from myna.backends.itsm.instance import (
     external_id,
 )
 from myna.backends.itsm.tables import ancestors
-from myna.traces.model import Body, Exchange, Pairs, Session
+from myna.traces.model import Body, Pairs, Session
 
 HOST: Final = "https://example.service-now.com"
 START: Final = datetime(2026, 3, 2, 8, 0, 0)
-SECRET: Final = "[REDACTED]"
 # pysnc's default read parameters: every field as {display_value, value}, references without links.
 PYSNC_READ: Final[Pairs] = [
     ("sysparm_display_value", "all"),
@@ -101,23 +100,13 @@ class Scribe:
         if sent.kind != "empty" and sent.mime_type:
             headers.append(("Content-Type", sent.mime_type))
         url = f"{HOST}{path}" + (f"?{urlencode(query)}" if query else "")
-        size = len(json.dumps(reply.body.value)) if reply.body.kind == "json" else 0
-        self.session.events.append(
-            Exchange(
-                id=f"{self.session.id}/{len(self.session.events) + 1:03d}",
-                method=method,
-                url=url,
-                status=reply.status,
-                query=query,
-                request_headers=headers,
-                request_body=_redacted(sent),
-                response_headers=reply.headers,
-                response_body=_redacted_reply(reply.body),
-                started_at=self.instance.now.replace(tzinfo=UTC),
-                # A plausible latency that grows with the answer, so durations are not all equal.
-                duration_ms=round(18.0 + size / 900, 1),
-                actor=self.user if mode == "basic" else None,
-            )
+        record_exchange(
+            self.session,
+            request=(method, url, query, headers, sent),
+            reply=reply,
+            at=self.instance.now,
+            latency=(18.0, 900),
+            actor=self.user if mode == "basic" else None,
         )
 
     # -- Table API conveniences -------------------------------------------------------------
@@ -162,28 +151,6 @@ def _result(reply: Reply) -> dict[str, Any]:
     result = reply.body.value["result"]
     assert isinstance(result, dict), reply.body.value
     return result
-
-
-def _redacted(body: Body) -> Body:
-    """Secrets in request bodies (OAuth forms, passwords) travel as [REDACTED], as in the real
-    recordings."""
-    if body.kind == "json" and isinstance(body.value, dict) and "user_password" in body.value:
-        return Body("json", {**body.value, "user_password": SECRET}, body.mime_type)
-    if body.kind != "text" or "grant_type=" not in str(body.value):
-        return body
-    pairs = [kv.split("=", 1) for kv in str(body.value).split("&")]
-    hidden = {"password", "client_secret", "refresh_token"}
-    text = "&".join(f"{k}={SECRET if k in hidden else v}" for k, v in pairs)
-    return Body("text", text, body.mime_type)
-
-
-def _redacted_reply(body: Body) -> Body:
-    if body.kind == "json" and isinstance(body.value, dict) and "access_token" in body.value:
-        tokens = {"access_token", "refresh_token"}
-        return Body(
-            "json", {k: SECRET if k in tokens else v for k, v in body.value.items()}, body.mime_type
-        )
-    return body
 
 
 def sys_id(record: Mapping[str, Any]) -> str:

@@ -26,6 +26,9 @@ from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from myna.backends import JSON_TYPE as JSON_TYPE
+from myna.backends import Reply as Reply
+from myna.backends import json_reply as json_reply
 from myna.backends.itsm import ADMIN as ADMIN  # the administrator every instance is born with
 from myna.backends.itsm.rules import (
     DOMAIN,
@@ -67,7 +70,6 @@ from myna.traces.model import Body, Pairs
 Row = dict[str, str]
 
 STAMP: Final = "%Y-%m-%d %H:%M:%S"
-JSON_TYPE: Final = "application/json;charset=UTF-8"
 EPOCH: Final = datetime(1970, 1, 1)
 DEFAULT_LIMIT: Final = 10000
 
@@ -187,19 +189,6 @@ class Request:
     body: Body = field(default_factory=Body)
     content_type: str | None = None
     user: str | None = None  # sys_user.user_name of the authenticated caller; None: no credential
-
-
-@dataclass(slots=True)
-class Reply:
-    status: int
-    body: Body
-    headers: Pairs = field(default_factory=list)
-
-
-def json_reply(status: int, value: Any, headers: Pairs | None = None) -> Reply:
-    return Reply(
-        status, Body("json", value, JSON_TYPE), [("Content-Type", JSON_TYPE), *(headers or [])]
-    )
 
 
 def error_reply(refusal: Refused) -> Reply:
