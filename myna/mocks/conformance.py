@@ -477,20 +477,38 @@ def _take_exchange(
             continue
         sighted.take(number, (resource.name, record_id), record, made=made, read=read)
         if made:
-            for caller in _callers_named(resource, record):
-                sighted.callers.setdefault(number, Counter())[caller] += 1
+            callers = _callers_named(resource, record)
+        elif not read:
+            callers = _callers_entered(resource, record)
+        else:
+            continue
+        for caller in callers:
+            sighted.callers.setdefault(number, Counter())[caller] += 1
 
 
 def _callers_named(resource: Resource, record: Record) -> Iterator[str]:
     """The ids a created record names as its caller, in the fields the service stamps so."""
     for name, spec in resource.fields.items():
-        if spec.stamp != "caller" or spec.reference is None:
-            continue
-        value = record.get(name)
-        if isinstance(value, dict):
-            value = value.get("value", value.get("id"))
-        if value not in (None, "") and not isinstance(value, dict | list):
-            yield str(value)
+        if spec.stamp == "caller" and spec.reference is not None:
+            yield from _referenced(record.get(name))
+
+
+def _callers_entered(resource: Resource, record: Record) -> Iterator[str]:
+    """The ids a written record names as whoever moved it into its state, in the fields the
+    service stamps so on entering it (`StateMachine.callers_on_entry`: resolved_by)."""
+    for machine in resource.state_machines:
+        state = record.get(machine.field)
+        if isinstance(state, str | int) and not isinstance(state, bool):
+            for name in machine.callers_on_entry.get(str(state), ()):
+                yield from _referenced(record.get(name))
+
+
+def _referenced(value: Any) -> Iterator[str]:
+    """The id a reference holds, bare or in an object."""
+    if isinstance(value, dict):
+        value = value.get("value", value.get("id"))
+    if value not in (None, "") and not isinstance(value, dict | list):
+        yield str(value)
 
 
 def conformance_command(

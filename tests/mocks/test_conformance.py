@@ -31,6 +31,8 @@ from myna.schemas.model import (
     Resource,
     ResponseSpec,
     ServiceModel,
+    StateMachine,
+    Transition,
 )
 from myna.traces.model import Body, Exchange, Session
 
@@ -390,6 +392,87 @@ def test_an_object_style_reference_is_seeded_as_the_object_it_is() -> None:
         model, [Session(id="s", events=[exchange(0, "GET", "/items", 200, listed)])]
     )
     assert (report.matched, report.mismatches) == (1, [])
+
+
+def _closing_shop() -> ServiceModel:
+    """Items that stamp whoever closes them (`closed_by`), and the users they name."""
+    user = Resource(
+        name="user",
+        id_field="id",
+        id_format=IdFormat(kind="opaque"),
+        collection_path="/users",
+        item_path="/users/{id}",
+        fields={
+            "id": FieldSpec(name="id", schema={"type": "string"}, server_generated=True),
+            "name": FieldSpec(name="name", schema={"type": "string"}),
+        },
+    )
+    machine = StateMachine(
+        field="state",
+        states=["open", "closed"],
+        transitions=[Transition(source="open", target="closed")],
+        callers_on_entry={"closed": ["closed_by"]},
+    )
+    closing = ITEM.model_copy(
+        update={
+            "fields": {
+                **ITEM.fields,
+                "state": FieldSpec(name="state", schema={"type": "string"}),
+                "closed_by": FieldSpec(
+                    name="closed_by",
+                    schema={"type": ["string", "null"]},
+                    nullable=True,
+                    server_generated=True,
+                    reference=Reference(resource="user"),
+                ),
+            },
+            "state_machines": [machine],
+        }
+    )
+    update = Operation(
+        id="updateItem",
+        method="PATCH",
+        path="/items/{id}",
+        kind="update",
+        resource="item",
+        responses=[ResponseSpec(status=200)],
+    )
+    get_user = Operation(
+        id="getUser",
+        method="GET",
+        path="/users/{id}",
+        kind="get",
+        resource="user",
+        responses=[ResponseSpec(status=200)],
+    )
+    return SHOP.model_copy(
+        update={
+            "resources": {"item": closing, "user": user},
+            "operations": [*SHOP.operations, update, get_user],
+        }
+    )
+
+
+def test_a_session_without_creates_signs_in_as_whoever_its_writes_stamp() -> None:
+    """No create names the session's caller, but closing the item stamped who closed it: the
+    replay signs in as that user, whose record the world holds, and the stamp follows."""
+    seen = exchange(0, "GET", "/users/u7", 200, {"id": "u7", "name": "Uma"})
+    opened = {"id": "1", "name": "a", "state": "open", "closed_by": None}
+    closed = {**opened, "state": "closed", "closed_by": "u7"}
+    sessions = [
+        Session(id="users", events=[seen]),
+        Session(
+            id="close",
+            events=[
+                exchange(1, "GET", "/items/1", 200, opened),
+                exchange(2, "PATCH", "/items/1", 200, closed, {"state": "closed"}),
+            ],
+        ),
+    ]
+
+    report = run_conformance(_closing_shop(), sessions)
+
+    assert (report.matched, report.mismatches) == (3, [])
 
 
 def test_a_refused_credential_is_replayed_without_one() -> None:
