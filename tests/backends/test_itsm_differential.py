@@ -43,12 +43,14 @@ DERIVED = (
     "reopen_count",
     "hold_reason",
     "incident_state",
+    "priority",
+    "reassignment_count",
     "problem_state",
     "request_state",
     "workflow_state",
 )
-# What entering a state stamps (`rules.entered`): compared by presence, since each side has its
-# own clock and its own ids for the caller.
+# What entering a state stamps (`rules.entered`, and resolving's `resolution_times`): compared
+# by presence, since each side has its own clock and its own ids for the caller.
 STAMPED = (
     "resolved_at",
     "resolved_by",
@@ -57,6 +59,7 @@ STAMPED = (
     "work_start",
     "work_end",
     "published",
+    "calendar_stc",
 )
 TABLES = ["incident", "problem", "change_request", "sc_request", "kb_knowledge"]
 OTHER = {"true": "false", "false": "true", "0": "3", "requested": "approved"}
@@ -252,6 +255,25 @@ def test_an_assignee_outside_the_assignment_group_is_refused_alike(pair: Pair) -
         "Operation Failed",
         "Invalid update: Sam Fox is not a member of assignment group Network",
     )
+
+
+def test_priority_and_reassignments_are_counted_alike(pair: Pair) -> None:
+    groups = [
+        _both(pair, "sys_user_group", {"name": name}, {"name": name})
+        for name in ("Desk", "Network", "Database")
+    ]
+    ids = pair.create("incident")
+    outcomes = [
+        pair.patch("incident", ids, {"impact": "1"}),
+        pair.patch("incident", ids, {"urgency": "2"}),
+    ]
+    for mine, theirs in (groups[0], groups[1], groups[2], groups[0]):
+        sides = ({"assignment_group": mine}, {"assignment_group": theirs})
+        outcomes.append(pair.patch("incident", ids, *sides))
+    assert all(reference == served for reference, served in outcomes), outcomes
+    # Three moves between groups after the first, priority 1 x 2 -> 2.
+    assert outcomes[-1][0][1][DERIVED.index("reassignment_count")] == "3"
+    assert outcomes[-1][0][1][DERIVED.index("priority")] == "2"
 
 
 def _both(

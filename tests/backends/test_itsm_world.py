@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from myna.backends import BACKENDS, builtin_model
-from myna.backends.itsm.instance import PRIORITY
-from myna.backends.itsm.rules import STATE_MODELS
+from myna.backends.itsm.rules import PRIORITY, STATE_MODELS
 from myna.backends.itsm.tables import TASK_TABLES
 from myna.backends.itsm.world import seed_files
 from myna.mocks import Mock, MockClient

@@ -49,7 +49,6 @@ from myna.backends.itsm.catalog import stored_text as _text
 from myna.backends.itsm.instance import (
     EXTERNAL,
     JOURNAL_FIELDS,
-    PRIORITY,
     RUNNING_STAGES,
     SLA_DEFINITIONS,
     STAMP,
@@ -60,6 +59,7 @@ from myna.backends.itsm.instance import (
     journal_entry,
     page_links,
     pick,
+    resolution_times,
     sla_completion,
     sla_due,
     sla_progress,
@@ -83,6 +83,8 @@ from myna.backends.itsm.rules import (
     not_a_member,
     on_approval,
     outside_group,
+    priority_of,
+    reassignments,
     reopened,
     role_grants,
     unapproved,
@@ -395,6 +397,9 @@ def before_write(call: WriteCall) -> None:
         _derive_priority(call.before, after)
     if resource == "incident":
         _incident_moves(call)
+        count = reassignments(call.before, after) if call.before is not None else None
+        if count is not None:
+            after["reassignment_count"] = count
     if resource in ("sc_request", "sc_req_item"):
         was = "" if call.before is None else _text(call.before.get("approval"))
         after.update(on_approval(resource, was, _text(after.get("approval"))))
@@ -438,24 +443,27 @@ def _insert_defaults(call: WriteCall, resource: str, after: Record) -> None:
 
 
 def _derive_priority(before: Record | None, after: Record) -> None:
-    """Priority follows the impact x urgency lookup on insert and when either changes."""
-    pair = (_text(after.get("impact")), _text(after.get("urgency")))
-    moved = before is None or pair != (_text(before.get("impact")), _text(before.get("urgency")))
-    if moved and pair in PRIORITY:
-        after["priority"] = PRIORITY[pair]
+    """Priority follows the impact x urgency lookup (`rules.priority_of`)."""
+    priority = priority_of(before, after)
+    if priority is not None:
+        after["priority"] = priority
 
 
 def _incident_moves(call: WriteCall) -> None:
     """The incident business rules on a move (a create included): moving to any state but On
-    Hold clears the hold reason, and
-    reopening a resolved incident counts the reopening, says who and when, and clears the
-    resolution stamps (as the reference instance does)."""
+    Hold clears the hold reason, resolving records how long the incident was open
+    (`instance.resolution_times`), and reopening a resolved incident counts the reopening,
+    says who and when, and clears the resolution stamps (as the reference instance does)."""
     before = "" if call.before is None else _text(call.before.get("state"))
     after = _text(call.after.get("state"))
     if before == after:
         return
     if leaves_hold(before, after):
         call.after["hold_reason"] = ""
+    if after == "6":
+        times = resolution_times(_text(call.after.get("opened_at")), _now(call.mock))
+        fields = call.resource.resource.fields
+        call.after.update((name, value) for name, value in times.items() if name in fields)
     reopening = reopened(before, after, _text((call.before or {}).get("reopen_count")))
     if reopening is not None:
         call.after.update(reopening, reopened_time=call.mock.stamp(), reopened_by=_caller_id(call))

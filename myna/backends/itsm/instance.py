@@ -50,7 +50,9 @@ from myna.backends.itsm.rules import (
     not_a_member,
     on_approval,
     outside_group,
+    priority_of,
     read_only,
+    reassignments,
     reopened,
     role_grants,
     unapproved,
@@ -72,19 +74,6 @@ Row = dict[str, str]
 STAMP: Final = "%Y-%m-%d %H:%M:%S"
 EPOCH: Final = datetime(1970, 1, 1)
 DEFAULT_LIMIT: Final = 10000
-
-# Priority lookup rules (out of box): (impact, urgency) -> priority.
-PRIORITY: Final[Mapping[tuple[str, str], str]] = {
-    ("1", "1"): "1",
-    ("1", "2"): "2",
-    ("1", "3"): "3",
-    ("2", "1"): "2",
-    ("2", "2"): "3",
-    ("2", "3"): "4",
-    ("3", "1"): "3",
-    ("3", "2"): "4",
-    ("3", "3"): "5",
-}
 
 # SLA definitions (contract_sla) attached to incidents by priority: name and resolution target.
 SLA_DEFINITIONS: Final[Mapping[str, tuple[str, timedelta]]] = {
@@ -1068,15 +1057,13 @@ def _task_defaults(instance: Instance, row: Row, user: str) -> None:
 
 def _incident_insert(instance: Instance, row: Row, user: str) -> None:
     _task_defaults(instance, row, user)
-    row["priority"] = PRIORITY[(row["impact"], row["urgency"])]
+    row["priority"] = priority_of(None, row) or row["priority"]
     _incident_state_entry(instance, {}, row, user)
 
 
 def _incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    if (new["impact"], new["urgency"]) != (old["impact"], old["urgency"]):
-        new["priority"] = PRIORITY[(new["impact"], new["urgency"])]
-    if old["assignment_group"] and new["assignment_group"] != old["assignment_group"]:
-        new["reassignment_count"] = str(int(old["reassignment_count"] or 0) + 1)
+    new["priority"] = priority_of(old, new) or new["priority"]
+    new["reassignment_count"] = reassignments(old, new) or new["reassignment_count"]
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _incident_state_entry(instance, old, new, user)
@@ -1100,15 +1087,7 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
     if leaves_hold(before, state):
         new["hold_reason"] = ""
     if state == "6":
-        # Without a business schedule, business time is calendar time.
-        open_for = instance.now.replace(tzinfo=None) - _parse(new["opened_at"])
-        seconds = str(int(open_for.total_seconds()))
-        new.update(
-            calendar_duration=_duration(open_for),
-            business_duration=_duration(open_for),
-            calendar_stc=seconds,
-            business_stc=seconds,
-        )
+        new.update(resolution_times(new["opened_at"], instance.now.replace(tzinfo=None)))
     reopening = reopened(before, state, old.get("reopen_count", ""))
     if reopening is not None:
         new.update(reopening, reopened_time=instance.stamp(), reopened_by=instance.user_id(user))
@@ -1116,12 +1095,11 @@ def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> 
 
 def _problem_insert(instance: Instance, row: Row, user: str) -> None:
     _task_defaults(instance, row, user)
-    row["priority"] = PRIORITY[(row["impact"], row["urgency"])]
+    row["priority"] = priority_of(None, row) or row["priority"]
 
 
 def _problem_update(instance: Instance, old: Row, new: Row, user: str) -> None:
-    if (new["impact"], new["urgency"]) != (old["impact"], old["urgency"]):
-        new["priority"] = PRIORITY[(new["impact"], new["urgency"])]
+    new["priority"] = priority_of(old, new) or new["priority"]
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _data_policy(new, "problem")
@@ -1196,6 +1174,24 @@ RUNNING_STAGES: Final = ("in_progress", "paused")
 ON_HOLD: Final = "3"
 FINISHED_STATES: Final = ("6", "7")
 CANCELED: Final = "8"
+
+
+def resolution_times(opened_at: str, now: datetime) -> Row:
+    """How long an incident resolved at `now` was open, as resolving records it (calendar and
+    business duration and seconds to close); {} when `opened_at` is no stamp (a world replayed
+    from a recording may hold anything there)."""
+    try:
+        open_for = now - _parse(opened_at)
+    except ValueError:
+        return {}
+    seconds = str(int(open_for.total_seconds()))
+    # Without a business schedule, business time is calendar time.
+    return {
+        "calendar_duration": _duration(open_for),
+        "business_duration": _duration(open_for),
+        "calendar_stc": seconds,
+        "business_stc": seconds,
+    }
 
 
 def sla_start(task_id: str, priority: str, now: datetime) -> Row:

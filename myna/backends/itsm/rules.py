@@ -115,6 +115,45 @@ def not_a_member(person: str, team: str) -> Verdict:
     )
 
 
+# -- priority and reassignment ------------------------------------------------------------------
+
+# Priority lookup rules (out of box): (impact, urgency) -> priority.
+PRIORITY: Final[Mapping[tuple[str, str], str]] = {
+    ("1", "1"): "1",
+    ("1", "2"): "2",
+    ("1", "3"): "3",
+    ("2", "1"): "2",
+    ("2", "2"): "3",
+    ("2", "3"): "4",
+    ("3", "1"): "3",
+    ("3", "2"): "4",
+    ("3", "3"): "5",
+}
+
+
+def priority_of(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> str | None:
+    """The priority a write gives an incident or problem (from `before`, None on insert): the
+    impact x urgency lookup's, on insert and whenever either changes; None: it keeps its
+    own."""
+    pair = (_plain(after.get("impact")), _plain(after.get("urgency")))
+    if before is not None and pair == (_plain(before.get("impact")), _plain(before.get("urgency"))):
+        return None
+    return PRIORITY.get(pair)
+
+
+def reassignments(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
+    """The reassignment count of an incident moved from one assignment group to another (a
+    first group is no reassignment); None: the write reassigns nothing."""
+    group = _plain(before.get("assignment_group"))
+    if not group or _plain(after.get("assignment_group")) == group:
+        return None
+    return str(int(_plain(before.get("reassignment_count")) or 0) + 1)
+
+
+def _plain(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
 # -- leaving On Hold ----------------------------------------------------------------------------
 
 
