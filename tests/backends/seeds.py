@@ -26,12 +26,14 @@ def initial_seed_dir(
     return directory
 
 
-def itsm_pair(world: str) -> tuple[Instance, MockClient]:
+def itsm_pair(world: str, clock: Callable[[], float] | None = None) -> tuple[Instance, MockClient]:
     """A fresh ITSM reference instance and a served ITSM mock, both with the user `ana` (password
     `pw` on the mock, and a sys_user record on both), for tests that send the two the same
-    calls."""
+    calls; `clock` (POSIX seconds) is the mock's, for a test that moves time on both."""
     model = builtin_model("itsm")
-    mock = Mock(model, SqlStore(model, "sqlite://"), credentials=Credentials(users={"ana": "pw"}))
+    users = Credentials(users={"ana": "pw"})
+    store = SqlStore(model, "sqlite://")
+    mock = Mock(model, store, credentials=users, **({"clock": clock} if clock else {}))
     mock.store.create_world(world)
     instance = Instance("https://example.service-now.com", datetime(2026, 1, 5, 9, 0, 0))
     user = {"user_name": "ana", "first_name": "Ana"}

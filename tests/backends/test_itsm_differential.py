@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ DERIVED = (
     "incident_state",
     "priority",
     "reassignment_count",
+    "made_sla",
     "problem_state",
     "request_state",
     "workflow_state",
@@ -274,6 +276,26 @@ def test_priority_and_reassignments_are_counted_alike(pair: Pair) -> None:
     # Three moves between groups after the first, priority 1 x 2 -> 2.
     assert outcomes[-1][0][1][DERIVED.index("reassignment_count")] == "3"
     assert outcomes[-1][0][1][DERIVED.index("priority")] == "2"
+
+
+def test_resolving_past_the_sla_deadline_misses_the_sla_alike() -> None:
+    start = datetime(2026, 1, 5, 9, 0, 0)
+    now = [start.replace(tzinfo=UTC).timestamp()]
+    pair = Pair(*itsm_pair("sla", clock=lambda: now[0]))
+    late, prompt = pair.create("incident"), pair.create("incident")
+    resolve = {**FILLED, "state": "6"}
+    made = [_made_sla(pair.patch("incident", prompt, resolve))]
+    # Impact and urgency 3: priority 5, resolved within 5 days.
+    pair.instance.advance(timedelta(days=6))
+    now[0] += timedelta(days=6).total_seconds()
+    made.append(_made_sla(pair.patch("incident", late, resolve)))
+    assert made == [("true", "true"), ("false", "false")]
+
+
+def _made_sla(outcomes: tuple[Any, Any]) -> tuple[Any, Any]:
+    reference, served = outcomes
+    assert (reference[0], served[0]) == (200, 200), outcomes
+    return tuple(outcome[1][DERIVED.index("made_sla")] for outcome in outcomes)
 
 
 def _both(

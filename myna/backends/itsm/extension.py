@@ -62,6 +62,7 @@ from myna.backends.itsm.instance import (
     resolution_times,
     sla_completion,
     sla_due,
+    sla_missed,
     sla_progress,
     sla_restarts,
     sla_start,
@@ -464,6 +465,11 @@ def _incident_moves(call: WriteCall) -> None:
         times = resolution_times(_text(call.after.get("opened_at")), _now(call.mock))
         fields = call.resource.resource.fields
         call.after.update((name, value) for name, value in times.items() if name in fields)
+    if call.before is not None and "task_sla" in call.mock.resources:
+        record_id = _text(call.before.get("sys_id"))
+        slas = [_as_text(sla) for sla in _slas_of(call.tx, record_id) if _timed(sla)]
+        if sla_missed(after, slas, _now(call.mock)):
+            call.after["made_sla"] = "false"
     reopening = reopened(before, after, _text((call.before or {}).get("reopen_count")))
     if reopening is not None:
         call.after.update(reopening, reopened_time=call.mock.stamp(), reopened_by=_caller_id(call))
@@ -829,7 +835,7 @@ def _incident_slas(call: WriteCall, record_id: str) -> None:
         for sla in _slas_of(call.tx, record_id):
             if _text(sla.get("stage")) not in RUNNING_STAGES or not _timed(sla):
                 continue
-            view = {name: _text(value) for name, value in sla.items()}
+            view = _as_text(sla)
             if view["stage"] == "in_progress":
                 view = _write_sla(call, sla, view, sla_progress(view, now))
             change = sla_transition(view, old, new, now)
@@ -847,6 +853,10 @@ def _incident_slas(call: WriteCall, record_id: str) -> None:
 def _now(mock: Mock) -> datetime:
     """The mock's clock as the naive UTC moment the SLA rules compute with, to the second."""
     return datetime.fromtimestamp(int(mock.clock()), tz=UTC).replace(tzinfo=None)
+
+
+def _as_text(record: Record) -> dict[str, str]:
+    return {name: _text(value) for name, value in record.items()}
 
 
 def _task_view(record: Record) -> dict[str, str]:
@@ -895,9 +905,7 @@ def _slas_of(tx: Transaction, task_id: str) -> list[Record]:
 
 
 def _sync_due(call: WriteCall, record_id: str) -> None:
-    due = sla_due(
-        {name: _text(value) for name, value in sla.items()} for sla in _slas_of(call.tx, record_id)
-    )
+    due = sla_due(_as_text(sla) for sla in _slas_of(call.tx, record_id))
     fields = call.resource.resource.fields
     if due is None or "sla_due" not in fields:
         return

@@ -1067,18 +1067,9 @@ def _incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _check_assignment(instance, new, old)
     if new["state"] != old["state"]:
         _incident_state_entry(instance, old, new, user)
-        if new["state"] in ("6", "7") and _breached(instance, new["sys_id"]):
+        slas = (sla for sla in instance.rows["task_sla"].values() if sla["task"] == new["sys_id"])
+        if sla_missed(new["state"], slas, instance.now.replace(tzinfo=None)):
             new["made_sla"] = "false"
-
-
-def _breached(instance: Instance, task_id: str) -> bool:
-    now = instance.now.replace(tzinfo=None)
-    return any(
-        sla["task"] == task_id
-        and sla["stage"] in ("in_progress", "paused")
-        and now > _parse(sla["planned_end_time"])
-        for sla in instance.rows["task_sla"].values()
-    )
 
 
 def _incident_state_entry(instance: Instance, old: Row, new: Row, user: str) -> None:
@@ -1269,6 +1260,14 @@ def sla_completion(sla: Mapping[str, str], new: Mapping[str, str], now: datetime
         "end_time": now.strftime(STAMP),
         "has_breached": "true" if now > _parse(sla["planned_end_time"]) else "false",
     }
+
+
+def sla_missed(state: str, slas: Iterable[Mapping[str, str]], now: datetime) -> bool:
+    """Whether a task entering `state` at `now` misses its SLA (made_sla false): it is resolved
+    or closed while one of its SLAs still runs past its deadline."""
+    return state in FINISHED_STATES and any(
+        sla["stage"] in RUNNING_STAGES and now > _parse(sla["planned_end_time"]) for sla in slas
+    )
 
 
 def sla_due(slas: Iterable[Mapping[str, str]]) -> str | None:

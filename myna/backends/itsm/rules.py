@@ -309,6 +309,7 @@ def entered(
             values[name] = stamp
     return values
 
+
 # -- what an insert fills in -----------------------------------------------------------------------
 
 # Every record is born in the global domain (the platform's domain rule, whatever was sent).
