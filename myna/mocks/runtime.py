@@ -613,7 +613,8 @@ class Mock:
         resource = _resource_of(contract)
         before = self._existing(contract, resource, params, tx)
         sent = self._body(contract, resource, request)
-        if contract.operation.kind == "replace" and not self.extensions.partial_put:
+        partial = self.extensions.partial_put or self.model.conventions.partial_put
+        if contract.operation.kind == "replace" and not partial:
             after = self._replaced(resource, before, sent)
         else:
             after = {**before, **sent}

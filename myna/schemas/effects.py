@@ -79,3 +79,22 @@ def _within(sent: Any, held: Any) -> bool:
             key in held and _within(value, held[key]) for key, value in sent.items()
         )
     return bool(sent == held)
+
+
+def keeps_unsent(
+    examples: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]], writable: set[str]
+) -> bool:
+    """Whether a PUT changes only the fields it sends, as a PATCH does, from (the record's last
+    answer before it, what it sent, what it answered): some writable field it left out held a
+    value and kept it, and none it left out was cleared. A service whose PUTs always send every
+    field shows neither, and keeps replace's meaning."""
+    kept = cleared = 0
+    for before, sent, after in examples:
+        for name, value in before.items():
+            if name in sent or name not in writable or value in (None, "", [], {}):
+                continue
+            if after.get(name) == value:
+                kept += 1
+            elif after.get(name) in (None, "", [], {}):
+                cleared += 1
+    return kept > 0 and not cleared

@@ -27,7 +27,12 @@ from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
 from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
 from myna.schemas.complete import complete
-from myna.schemas.effects import SoftDelete, echoed_effects, soft_delete_effects
+from myna.schemas.effects import (
+    SoftDelete,
+    echoed_effects,
+    keeps_unsent,
+    soft_delete_effects,
+)
 from myna.schemas.entry_values import caller_references, volatile_fields
 from myna.schemas.evidence import Tally, count_evidence
 from myna.schemas.fields import (
@@ -406,6 +411,7 @@ class ServiceLearner:
         )
         if self.options.renderings:
             model.conventions.renderings = self._renderings(resources)
+        model.conventions.partial_put = self._partial_put(resources)
         return complete(model) if self.options.complete else model
 
     # pass 1 ----------------------------------------------------------------------------
@@ -1687,6 +1693,29 @@ class ServiceLearner:
             if spec is not None:
                 spec.labels = self._labels_kept(resources, spec, table)
         return renderings
+
+    def _partial_put(self, resources: dict[str, Resource]) -> bool:
+        """Whether the service's PUTs keep what they leave out (`effects.keeps_unsent`), from
+        each successful PUT on a record beside the record's answer before it."""
+        before: dict[tuple[str, str], dict[str, Any]] = {}
+        examples: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+        writable: set[str] = set()
+        for obs, op in self._answered():
+            resource = resources.get(op.resource or "")
+            if resource is None or obs.view != "values":
+                continue
+            for record in obs.unwrapped.records:
+                key = (resource.name, str(record.get(resource.id_field)))
+                sent = obs.exchange.request_body.value
+                if op.kind == "replace" and key in before and isinstance(sent, dict):
+                    sent = _unwrapped_request(
+                        sent, (resource.envelope or self.envelope).request_key
+                    )
+                    if isinstance(sent, dict):
+                        examples.append((before[key], sent, record))
+                        writable.update(n for n, f in resource.fields.items() if not f.read_only)
+                before[key] = record
+        return keeps_unsent(examples, writable)
 
     def _rendered_answers(self, resources: dict[str, Resource]) -> Iterator[RenderedAnswer]:
         """Each successful answer with records of a resource: rendered another way (pairs or

@@ -471,6 +471,11 @@ class Conventions(_Model):
         default_factory=list,
         description="other renderings of the records that query parameters select",
     )
+    partial_put: bool = Field(
+        default=False,
+        description="a PUT changes only the fields it sends, as a PATCH does: its answers kept "
+        "the values of writable fields it left out",
+    )
 
 
 class ServiceModel(_Model):

@@ -82,6 +82,7 @@ def conventions_text(model: ServiceModel) -> Text:
         "errors: "
         + (", ".join(str(shape.status or "other") for shape in conventions.errors) or "none seen"),
         f"values as strings: {'yes' if conventions.values_as_strings else 'no'}",
+        f"PUT: {'changes only the fields sent' if conventions.partial_put else 'replaces'}",
         *(_rendering_line(rendering) for rendering in conventions.renderings),
     ]
     return Text("\n".join(lines))

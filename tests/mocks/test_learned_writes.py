@@ -206,3 +206,35 @@ def test_a_post_below_a_record_answered_200_with_a_new_record_is_a_create(
     assert note["list_id"] == made["id"]
     fetched = client.get(f"/v2/lists/{made['id']}/notes/{note['id']}")
     assert fetched.json()["body"] == "buy glue"
+
+
+def _put_sessions(*, partial: bool) -> list[Any]:
+    """Lists made, then PUT with a new name only: the service kept or cleared the colour."""
+    sessions = []
+    for number in range(1, 4):
+        made = {"id": f"L-{number:04d}", "name": f"Chores {number}", "colour": "green"}
+        put = {**made, "name": f"Errands {number}"} | ({} if partial else {"colour": None})
+        url = f"{TASKS}/lists/{made['id']}"
+        sent = {"name": made["name"], "colour": "green"}
+        sessions.append(
+            session(
+                exchange("POST", f"{TASKS}/lists", 201, response=made, request=sent),
+                exchange("PUT", url, response=put, request={"name": put["name"]}),
+                name=f"p{number}",
+            )
+        )
+    return sessions
+
+
+@pytest.mark.parametrize("partial", [True, False], ids=["keeps", "clears"])
+def test_a_put_keeps_what_it_leaves_out_as_the_service_s_puts_did(partial: bool) -> None:
+    [model] = learn(_put_sessions(partial=partial))
+    assert model.conventions.partial_put is partial
+    client = MockClient(recorded_mock(model))
+    made = client.post("/v2/lists", json={"name": "Garden", "colour": "blue"}).json()
+
+    put = client.put(f"/v2/lists/{made['id']}", json={"name": "Yard"})
+
+    assert put.status == 200, put.json()
+    assert put.json()["name"] == "Yard"
+    assert put.json().get("colour") == ("blue" if partial else None)

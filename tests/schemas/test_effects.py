@@ -1,8 +1,11 @@
-"""Effects learned from writes: soft deletes, and actions that store what they were sent."""
+"""Effects learned from writes: soft deletes, actions that store what they were sent, and
+PUTs that keep what they leave out."""
 
 from __future__ import annotations
 
-from myna.schemas.effects import SoftDelete, echoed_effects, soft_delete_effects
+import pytest
+
+from myna.schemas.effects import SoftDelete, echoed_effects, keeps_unsent, soft_delete_effects
 from myna.schemas.model import Effect
 
 
@@ -49,3 +52,27 @@ def test_an_action_that_answered_otherwise_once_stores_nothing() -> None:
     ]
 
     assert echoed_effects(pairs) == []
+
+
+_TICKET = {"id": "t1", "subject": "Printer", "owner": "u1", "updated": "10:00"}
+_WRITABLE = {"subject", "owner"}
+
+
+@pytest.mark.parametrize(
+    ("answered", "partial"),
+    [
+        pytest.param({**_TICKET, "subject": "Jammed", "updated": "10:05"}, True, id="kept"),
+        pytest.param({**_TICKET, "subject": "Jammed", "owner": None}, False, id="cleared"),
+        pytest.param({**_TICKET, "subject": "Jammed", "owner": ""}, False, id="emptied"),
+    ],
+)
+def test_a_put_is_partial_when_what_it_left_out_kept_its_value(
+    answered: dict[str, object], partial: bool
+) -> None:
+    assert keeps_unsent([(_TICKET, {"subject": "Jammed"}, answered)], _WRITABLE) is partial
+
+
+def test_a_put_that_sends_every_writable_field_says_nothing() -> None:
+    sent = {"subject": "Jammed", "owner": "u2"}
+    # `updated` was left out and kept, but clients never write it.
+    assert not keeps_unsent([(_TICKET, sent, {**_TICKET, **sent})], _WRITABLE)
