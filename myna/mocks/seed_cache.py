@@ -43,7 +43,8 @@ def cached_seed(
     path = directory / f"{seed_key(model, seed, records)}.db"
     if not path.exists():
         _make(model, path, seed, records)
-    return store.mount_snapshot(path, f"seed-{seed}")
+    # The query columns starts fill live beside it, made by the first start that filters.
+    return store.mount_snapshot(path, f"seed-{seed}", queries=path.with_suffix(".queries"))
 
 
 def seed_key(model: ServiceModel, seed: int, records: int | Mapping[str, int]) -> str:

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from myna.mocks.evaluate import MISSING, Cell, canonical_number, cell
 from myna.mocks.query import And, Condition, Filter, Not, Query, SortKey
 from myna.mocks.store import Record
 
+_T = TypeVar("_T")
 NEVER = "1 = 0"
 ALWAYS = "1 = 1"
 _PLAIN = re.compile(r"[a-z][a-z0-9_]{0,29}")
@@ -436,6 +439,14 @@ class QueryTables:
         """Fill one layer's rows and columns where no one has; the fields' stats in the
         layer, and whether it wrote."""
         missing = [f for f in fields if (layer.snapshot, resource, f) not in self._filled]
+        if missing and (layer.snapshot, resource, _ROWS) not in self._filled:
+            # Filled by another process or an earlier start (a kept query file): no record
+            # need be read for those.
+            stored = self._stored_facts(cursor, layer.snapshot, resource)
+            pending.filled.update(stored)
+            missing = [f for f in missing if (layer.snapshot, resource, f) not in stored]
+            if not missing and (layer.snapshot, resource, _ROWS) in stored:
+                return {f: stored[(layer.snapshot, resource, f)] for f in fields}, False
         if not missing and (layer.snapshot, resource, _ROWS) in self._filled:
             return {f: self._filled[(layer.snapshot, resource, f)] for f in fields}, False
         # Only the ids, places and cells are kept: a layer's parsed records would cost memory
@@ -476,7 +487,7 @@ class QueryTables:
         stats = {}
         for field in [_ROWS, *fields]:
             fact = (layer.snapshot, resource, field)
-            known = self._filled.get(fact)
+            known = self._filled.get(fact, pending.filled.get(fact))
             if known is None:
                 known = computed[field] if field in claimed else self._filled_in(cursor, fact)
             pending.filled[fact] = stats[field] = known
@@ -496,6 +507,20 @@ class QueryTables:
             if self._claim(cursor, claim, values):
                 claimed.add(field)
         return claimed
+
+    def _stored_facts(self, cursor: Any, snapshot: str, resource: str) -> dict[Fact, FieldStats]:
+        """Every field of a layer's resource whose columns the database holds, with stats."""
+        cursor.execute(
+            self._sql(
+                f"SELECT field, exact, ranks, plain FROM {self._prefix}qfilled "
+                "WHERE snapshot = ? AND resource = ?"
+            ),
+            (snapshot, resource),
+        )
+        return {
+            (snapshot, resource, str(field)): FieldStats(bool(exact), int(ranks), bool(plain))
+            for field, exact, ranks, plain in cursor.fetchall()
+        }
 
     def _filled_in(self, cursor: Any, fact: Fact) -> FieldStats:
         """The stats another process stored with the columns it filled."""
@@ -541,3 +566,76 @@ class Pending:
     columns: set[tuple[str, str]]
     filled: dict[Fact, FieldStats]
     indexes: set[str]
+
+
+class QueryFile:
+    """The query tables of one immutable root snapshot in a SQLite file of their own (beside a
+    seed cache, `SqlStore.mount_snapshot`): a field's columns and indexes are filled once, by
+    whichever process first filters or sorts by it, and every later start reads them without
+    parsing a record. WAL lets readers run beside a process filling another field."""
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self._path = path
+        self._prefix = prefix
+        self._connection: sqlite3.Connection | None = None  # opened when first needed
+        self._lock = threading.Lock()
+        self.tables = QueryTables(prefix, mark="?", postgres=False)
+
+    def _open(self) -> sqlite3.Connection:
+        """The file's connection (under the lock), made with its tables on first use."""
+        if self._connection is None:
+            connection = sqlite3.connect(
+                self._path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            p = self._prefix
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(
+                f"CREATE TABLE IF NOT EXISTS {p}qcols (resource TEXT NOT NULL, "
+                "field TEXT NOT NULL, PRIMARY KEY (resource, field));"
+                f"CREATE TABLE IF NOT EXISTS {p}qfilled (snapshot TEXT NOT NULL, "
+                "resource TEXT NOT NULL, field TEXT NOT NULL, exact SMALLINT NOT NULL, "
+                "ranks SMALLINT NOT NULL, plain SMALLINT NOT NULL, "
+                "PRIMARY KEY (snapshot, resource, field));"
+            )
+            self._connection = connection
+        return self._connection
+
+    def ready(
+        self, resource: str, fields: Sequence[str], layer: LayerRows
+    ) -> dict[str, FieldStats]:
+        """`QueryTables.ensure` of the root's layer, in a transaction of its own."""
+        known = self.tables.known(resource, fields, [layer.snapshot])
+        if known is not None:
+            return known
+        return self._write(
+            lambda cursor, pending: self.tables.ensure(cursor, resource, fields, [layer], pending)
+        )
+
+    def pair(self, resource: str, stems: Sequence[str]) -> None:
+        if self.tables.paired(resource, stems) is None:
+            self._write(lambda cursor, pending: self.tables.pair(cursor, resource, stems, pending))
+
+    def rows(self, statement: str, params: Sequence[Any]) -> Sequence[tuple[Any, ...]]:
+        with self._lock:
+            cursor = self._open().execute(statement, params)
+            found: Sequence[tuple[Any, ...]] = cursor.fetchall()
+            return found
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+
+    def _write(self, step: Callable[[Any, Pending], _T]) -> _T:
+        with self._lock:
+            cursor = self._open().cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            pending = Pending(set(), {}, set())
+            try:
+                done = step(cursor, pending)
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            cursor.execute("COMMIT")
+        self.tables.publish(pending)
+        return done

@@ -34,7 +34,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -54,6 +54,7 @@ from myna.mocks.sqlquery import (
     FieldStats,
     LayerRows,
     Pending,
+    QueryFile,
     QueryTables,
     query_fields,
     table_name,
@@ -268,7 +269,7 @@ class _Mount:
     """A root snapshot read where it lies, in a SQLite file that never changes (a seed cache):
     the process keeps its ids, and reads a record's text when asked for it."""
 
-    def __init__(self, path: Path, snapshot: str) -> None:
+    def __init__(self, path: Path, snapshot: str, queries: QueryFile | None) -> None:
         location = urllib.parse.quote(str(path.resolve()))
         # `immutable`: nothing writes the file while it exists (a new cache replaces it by a
         # rename), so SQLite takes no locks and checks for no journal.
@@ -277,6 +278,7 @@ class _Mount:
         )
         self._lock = threading.Lock()
         self.snapshot = snapshot
+        self.queries = queries
 
     def rows(self, prefix: str) -> dict[str, _StoredRows]:
         """The snapshot's rows by resource, ids only, in load order."""
@@ -333,6 +335,8 @@ class _Mount:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+        if self.queries is not None:
+            self.queries.close()
 
 
 class _StoredRows(Mapping[str, str | None]):
@@ -811,7 +815,8 @@ class SqlTransaction:
         if len(own) > _SHADOWED:
             return None  # the world wrote much: its keys narrow, or a scan answers
         scoped = _scopes(chain, resource, own.keys(), self._store._sql.mark)
-        stats = None if scoped is None else self._query_ready(resource, fields, chain)
+        kept = self._store._query_file(chain, resource)
+        stats = None if scoped is None else self._query_ready(resource, fields, chain, kept)
         if scoped is None or stats is None or not all(s.exact for s in stats.values()):
             return None
         store = self._store
@@ -820,10 +825,10 @@ class SqlTransaction:
         if where is None:
             return None
         pair = sorted(set(compiler.lookups))[:2]
-        tables = store._query_tables
-        if len(pair) == 2 and tables.paired(resource, pair) is None and self._may_fill():
-            tables.pair(self._cursor, resource, pair, self._pending_facts())
-        base_rows, total = self._sql_page(resource, query, scoped, where, compiler)
+        if len(pair) == 2:
+            self._pair(resource, pair, kept)
+        run = self._rows if kept is None else kept.rows
+        base_rows, total = self._sql_page(resource, query, scoped, where, compiler, run)
         layers = {layer.id: layer for layer in chain}
         found: _Matches = []
         for snapshot, record_id, place in base_rows:
@@ -845,10 +850,10 @@ class SqlTransaction:
         scoped: tuple[str, Sequence[Any]],
         where: str,
         compiler: Compiler,
+        run: Callable[[str, Sequence[Any]], Sequence[tuple[Any, ...]]],
     ) -> tuple[_BaseRows, int]:
         """The base's first matches up to the page's end, in order, and their count (asked
-        only when the page is full)."""
-        cursor = self._cursor
+        only when the page is full), from the query tables `run` reads."""
         table = table_name(self._store.prefix, resource)
         condition = f"({scoped[0]}) AND {where}"
         params = [*scoped[1], *compiler.params]
@@ -857,16 +862,30 @@ class SqlTransaction:
         if end != 0:
             # A page end past what a 64-bit LIMIT holds asks for every match.
             limit = "" if end is None or end > _LARGEST_LIMIT else f" LIMIT {int(end)}"
-            cursor.execute(
+            found = run(
                 f"SELECT q.snapshot, q.record_id, q.place FROM {table} q WHERE {condition} "
                 f"ORDER BY {compiler.order(query.order_by)}{limit}",
                 params,
             )
-            rows = [(str(a), str(b), int(c)) for a, b, c in cursor.fetchall()]
+            rows = [(str(a), str(b), int(c)) for a, b, c in found]
         if end is not None and len(rows) < end:
             return rows, len(rows)
-        cursor.execute(f"SELECT count(*) FROM {table} q WHERE {condition}", params)
-        return rows, int(cursor.fetchone()[0])
+        return rows, int(run(f"SELECT count(*) FROM {table} q WHERE {condition}", params)[0][0])
+
+    def _rows(self, statement: str, params: Sequence[Any]) -> Sequence[tuple[Any, ...]]:
+        """A query's rows from this transaction's database."""
+        self._cursor.execute(statement, params)
+        found: Sequence[tuple[Any, ...]] = self._cursor.fetchall()
+        return found
+
+    def _pair(self, resource: str, stems: Sequence[str], kept: QueryFile | None) -> None:
+        """Index two fields a filter compares by equality together (`QueryTables.pair`)."""
+        if kept is not None:
+            kept.pair(resource, stems)
+            return
+        tables = self._store._query_tables
+        if tables.paired(resource, stems) is None and self._may_fill():
+            tables.pair(self._cursor, resource, stems, self._pending_facts())
 
     def _own_matches(
         self,
@@ -886,10 +905,18 @@ class SqlTransaction:
         return found
 
     def _query_ready(
-        self, resource: str, fields: Sequence[str], chain: Sequence[_Layer]
+        self,
+        resource: str,
+        fields: Sequence[str],
+        chain: Sequence[_Layer],
+        kept: QueryFile | None,
     ) -> dict[str, FieldStats] | None:
         """The fields' stats over the layers' query tables, filling them (in this
-        transaction) where they do not hold the fields yet; None when it cannot write."""
+        transaction, or in the mounted root's query file `kept`) where they do not hold the
+        fields yet; None when it cannot write."""
+        if kept is not None:
+            root = chain[0]
+            return kept.ready(resource, fields, LayerRows(root.id, _layer_records(root, resource)))
         tables = self._store._query_tables
         holding = [layer for layer in chain if layer.rows.get(resource)]
         known = tables.known(resource, fields, [layer.id for layer in holding])
@@ -1746,19 +1773,22 @@ class SqlStore:
             self._sql.insert_all(cursor, self._sql.snapshot_sequence_add, sequences)
         return snapshot
 
-    def mount_snapshot(self, path: Path, snapshot: str) -> str:
+    def mount_snapshot(self, path: Path, snapshot: str, *, queries: Path | None = None) -> str:
         """Root snapshot `snapshot` of the SQLite store file at `path` (which must never change
         while it exists, as a seed cache's does not), as a root snapshot of this store; return
         its id. This process's in-memory database reads the records from the file where they
         lie, on demand, keeping only their ids in memory; a database other processes share
-        gets a copy of them (`copy_snapshot`), since they cannot read this process's mount."""
+        gets a copy of them (`copy_snapshot`), since they cannot read this process's mount.
+        `queries` names a SQLite file that keeps the root's query tables (`QueryFile`) across
+        mounts of it: a field's columns are filled once, not on every start."""
         if not self._private:
             source = SqlStore(self.model, f"sqlite:///{path}", prefix=self.prefix)
             try:
                 return self.copy_snapshot(source, snapshot)
             finally:
                 source.close()
-        mount = _Mount(path, snapshot)
+        kept = None if queries is None else QueryFile(queries, self.prefix)
+        mount = _Mount(path, snapshot, kept)
         try:
             if not mount.is_root(self.prefix):
                 raise NotFoundError("no such root snapshot", snapshot=snapshot, path=str(path))
@@ -1923,6 +1953,14 @@ class SqlStore:
         self._clear(cursor, world)
         cursor.execute(self._sql.set_head, (snapshot_id, world))
         return snapshot_id
+
+    def _query_file(self, chain: Sequence[_Layer], resource: str) -> QueryFile | None:
+        """The query file of a mounted root that is the only layer of the chain (root first)
+        holding rows of the resource; None otherwise (the store's own tables answer)."""
+        mount = self._mounts.get(chain[0].id)
+        if mount is None or any(layer.rows.get(resource) for layer in chain[1:]):
+            return None
+        return mount.queries
 
     def _stored_layer(
         self, cursor: Any, snapshot_id: str

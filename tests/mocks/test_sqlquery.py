@@ -138,26 +138,22 @@ SORTS = st.lists(
 ).map(tuple)
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("sqlite-mounted", id="sqlite-mounted"),
-        pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
-    ],
-)
-def store(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[SqlStore]:
+KINDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+]
+
+
+def stores(kind: str, directory: Path) -> Iterator[SqlStore]:
     """One store for every example of a test (each example loads its own base under its own
     names): in memory, in memory on bases mounted from files (`mount_snapshot`), or in a
     PostgreSQL schema of its own."""
-    if request.param.startswith("sqlite"):
+    if kind.startswith("sqlite"):
         found = SqlStore(MODEL, "sqlite://")
-        if request.param == "sqlite":
+        if kind == "sqlite":
             yield found
         else:
-            with patch.object(found, "load_base", mounting(found, tmp_path_factory.mktemp("b"))):
+            with patch.object(found, "load_base", mounting(found, directory)):
                 yield found
         found.close()
         return
@@ -167,15 +163,34 @@ def store(
         found.close()
 
 
+@pytest.fixture(
+    scope="module", params=[*KINDS, pytest.param("sqlite-mounted", id="sqlite-mounted")]
+)
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlStore]:
+    """Any store, lists answering alike on each."""
+    yield from stores(request.param, tmp_path_factory.mktemp("bases"))
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def own_tables(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlStore]:
+    """A store whose query tables are its own database's (a mount's live in its query file)."""
+    yield from stores(request.param, tmp_path_factory.mktemp("bases"))
+
+
 def mounting(store: SqlStore, directory: Path) -> Callable[..., str]:
-    """`load_base` into a store file of its own, then mounted in `store`."""
+    """`load_base` into a store file of its own, then mounted in `store` with a query file
+    (the root's query tables live there while no layer above it holds rows)."""
 
     def load_base(records: Iterable[tuple[str, str, Record]], name: str) -> str:
         path = directory / f"{name}.db"
         source = SqlStore(store.model, f"sqlite:///{path}")
         source.load_base(records, name)
         source.close()
-        return store.mount_snapshot(path, name)
+        return store.mount_snapshot(path, name, queries=directory / f"{name}.queries")
 
     return load_base
 
@@ -245,7 +260,8 @@ def test_sql_answers_what_the_evaluator_answers(
         assert query_fields(query) is None or not held or written
 
 
-def test_a_query_fills_its_columns_once_and_later_ones_read_them(store: SqlStore) -> None:
+def test_a_query_fills_its_columns_once_and_later_ones_read_them(own_tables: SqlStore) -> None:
+    store = own_tables
     name = uuid.uuid4().hex
     store.load_base((("ticket", f"r{n}", {"a": n % 7, "b": f"T{n:03}"}) for n in range(300)), name)
     store.create_world(name, from_snapshot=name)
@@ -285,8 +301,9 @@ def test_a_page_larger_than_a_database_integer_lists_every_match(store: SqlStore
     assert answered[1] == 7
 
 
-def test_a_failed_transaction_leaves_no_columns_behind(store: SqlStore) -> None:
+def test_a_failed_transaction_leaves_no_columns_behind(own_tables: SqlStore) -> None:
     """Columns filled in a transaction that rolls back are not taken as filled."""
+    store = own_tables
     name = uuid.uuid4().hex
     store.load_base((("ticket", f"r{n}", {"b": n}) for n in range(20)), name)
     store.create_world(name, from_snapshot=name)

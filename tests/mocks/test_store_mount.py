@@ -5,6 +5,7 @@ loaded into its own database, and the process holds only the root's ids."""
 from __future__ import annotations
 
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -92,6 +93,32 @@ def test_a_mounted_root_keeps_ids_not_records_in_memory(tmp_path: Path) -> None:
     assert not any(isinstance(rows, dict) for rows in layer.rows.values())
     assert sum(len(parsed) for parsed in layer.parsed.values()) == 2
     store.close()
+
+
+def test_a_query_file_keeps_the_columns_a_mount_filled_for_later_mounts(tmp_path: Path) -> None:
+    records = [("ticket", f"r{n}", {"id": f"r{n}", "owner": f"o{n % 3}"}) for n in range(30)]
+    path = tmp_path / "base.db"
+    source = SqlStore(model(), f"sqlite:///{path}")
+    source.load_base(records, "base")
+    source.close()
+    query = Query(where=Condition("owner", "=", "o1"), order_by=(SortKey("id"),), limit=4)
+    answers = []
+    for reads_records in (True, False):
+        store = SqlStore(model(), "sqlite://")
+        store.mount_snapshot(path, "base", queries=tmp_path / "base.queries")
+        store.create_world("w", from_snapshot="base")
+        with ExitStack() as stack:
+            stack.enter_context(patch.object(sqlstore, "_SQL_FROM", 0))
+            if not reads_records:
+                unread = patch.object(sqlstore._Mount, "texts", side_effect=AssertionError)
+                stack.enter_context(unread)
+            with store.transaction("w") as tx:
+                answers.append(tx.list("ticket", query))
+        store.close()
+    ids = [f"r{n}" for n in range(30) if n % 3 == 1]
+    assert answers[0] == answers[1]
+    assert [r["id"] for r in answers[0][0]] == sorted(ids)[:4]
+    assert answers[0][1] == len(ids)
 
 
 def test_a_mount_refuses_what_is_not_a_root_of_the_file(tmp_path: Path) -> None:
