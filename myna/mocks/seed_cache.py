@@ -4,9 +4,11 @@ Generating a demo-sized world costs tens of seconds (every value of every record
 the same model, seed and counts always generate the same records. So the first start seeds a
 SQLite file of its own under DIR, named by a hash of Myna's version, the model, the seed and the
 counts, and every start reads the snapshot from it: the default in-memory database mounts the
-file (`SqlStore.mount_snapshot`: records stay on disk, read when a request needs them), a shared
-database copies its stored rows (no record is generated or parsed either way). Clear DIR when
-Myna's generation changes without a new version (a development tree).
+file (`SqlStore.mount_snapshot`: records stay on disk, read when a request needs them, and the
+query columns a filtered list needs are filled once into `<name>.queries` beside it, for every
+later start), a shared database copies its stored rows (no record is generated or parsed either
+way). Clear DIR when Myna's generation or query columns change without a new version (a
+development tree).
 """
 
 from __future__ import annotations
