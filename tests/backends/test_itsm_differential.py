@@ -278,6 +278,33 @@ def test_priority_and_reassignments_are_counted_alike(pair: Pair) -> None:
     assert outcomes[-1][0][1][DERIVED.index("priority")] == "2"
 
 
+def test_a_problem_counts_its_incidents_alike(pair: Pair) -> None:
+    problems = [pair.create("problem") for _ in range(2)]
+    incidents = [pair.create("incident") for _ in range(3)]
+    moves = [(0, 0), (1, 0), (2, 1), (1, 1), (0, None)]
+    counts = []
+    for incident, problem in moves:
+        sides = (
+            {"problem_id": "" if problem is None else problems[problem][side]} for side in (0, 1)
+        )
+        reference, served = pair.patch("incident", incidents[incident], *sides)
+        assert reference == served
+        counts.append(tuple(_related(pair, ids) for ids in problems))
+    assert counts == [
+        (("1", "1"), ("0", "0")),
+        (("2", "2"), ("0", "0")),
+        (("2", "2"), ("1", "1")),
+        (("1", "1"), ("2", "2")),
+        (("0", "0"), ("2", "2")),
+    ]
+
+
+def _related(pair: Pair, ids: tuple[str, str]) -> tuple[str, str]:
+    mine = pair.instance.rows["problem"][ids[0]]["related_incidents"]
+    theirs = pair.api.get(f"{TABLE}/problem/{ids[1]}").json()["result"]["related_incidents"]
+    return mine, theirs
+
+
 def test_resolving_past_the_sla_deadline_misses_the_sla_alike() -> None:
     start = datetime(2026, 1, 5, 9, 0, 0)
     now = [start.replace(tzinfo=UTC).timestamp()]

@@ -86,6 +86,7 @@ from myna.backends.itsm.rules import (
     outside_group,
     priority_of,
     reassignments,
+    relinked,
     reopened,
     role_grants,
     unapproved,
@@ -638,6 +639,8 @@ def after_write(call: WriteCall) -> None:
     if resource == "incident" and "task_sla" in call.mock.resources:
         # After the audit: the platform's SLA engine writes sla_due without an audit row.
         _incident_slas(call, record_id)
+    if resource == "incident":
+        _recount_problems(call)
     _FOLLOW_UPS.get(resource, _nothing)(call)
 
 
@@ -885,15 +888,50 @@ def _write_sla(
 ) -> dict[str, str]:
     """Store `change` on the SLA as the platform does (stamped, counted); returns the new view."""
     changed = {name: value for name, value in change.items() if view.get(name) != value}
+    _platform_update(call, "task_sla", stored, changed, _SLA_WRITER)
+    return {**view, **changed}
+
+
+def _platform_update(
+    call: WriteCall,
+    table: str,
+    stored: Record,
+    changed: Mapping[str, str],
+    writer: str,
+    *,
+    audit: bool = False,
+) -> None:
+    """A change the platform makes itself (no rules run), stamped and counted; `audit` for a
+    table whose history is kept (the reference instance's `system_update`)."""
     if not changed:
-        return view
+        return
+    before = dict(stored)
     stored.update(changed)
-    stored.update(sys_updated_on=call.mock.stamp(), sys_updated_by=_SLA_WRITER)
+    stored.update(sys_updated_on=call.mock.stamp(), sys_updated_by=writer)
     count = stored.get("sys_mod_count")
     bumped = int(count or 0) + 1
     stored["sys_mod_count"] = bumped if isinstance(count, int) else str(bumped)
-    call.tx.update("task_sla", _text(stored.get("sys_id")), stored)
-    return {**view, **changed}
+    record_id = _text(stored.get("sys_id"))
+    call.tx.update(table, record_id, stored)
+    if audit and "sys_audit" in call.mock.resources:
+        for name, value in changed.items():
+            old = _text(before.get(name))
+            _audit(call, table, record_id, name, old, value, _text(stored["sys_mod_count"]))
+
+
+def _recount_problems(call: WriteCall) -> None:
+    """A problem's related_incidents counts the incidents linked to it: recounted for the
+    problems an incident leaves and joins (`rules.relinked`)."""
+    if call.before is None or "problem" not in call.mock.resources:
+        return
+    was, now = _text(call.before.get("problem_id")), _text(call.after.get("problem_id"))
+    for problem_id in relinked(was, now):
+        problem = call.tx.get("problem", problem_id)
+        if problem is None:
+            continue
+        linked, _ = call.tx.list("incident", Query(where=Condition("problem_id", "=", problem_id)))
+        count = {"related_incidents": str(len(linked))}
+        _platform_update(call, "problem", dict(problem), count, call.principal, audit=True)
 
 
 def _slas_of(tx: Transaction, task_id: str) -> list[Record]:
@@ -1186,6 +1224,7 @@ SERVICENOW = Extension(
             ("sys_user", "user_name"),
             ("sysapproval_approver", "sysapproval"),
             ("sys_user_role", "name"),
+            ("incident", "problem_id"),
         }
     ),
 )

@@ -53,6 +53,7 @@ from myna.backends.itsm.rules import (
     priority_of,
     read_only,
     reassignments,
+    relinked,
     reopened,
     role_grants,
     unapproved,
@@ -1328,9 +1329,7 @@ def _incident_slas(instance: Instance, old: Row, new: Row, user: str) -> None:
 
 def _after_incident_update(instance: Instance, old: Row, new: Row, user: str) -> None:
     _incident_slas(instance, old, new, user)
-    if old["problem_id"] == new["problem_id"]:
-        return
-    for problem_id in sorted({old["problem_id"], new["problem_id"]} - {""}):
+    for problem_id in relinked(old["problem_id"], new["problem_id"]):
         if problem_id in instance.rows["problem"]:
             linked = [
                 row for row in instance.rows["incident"].values() if row["problem_id"] == problem_id

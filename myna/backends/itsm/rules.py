@@ -150,6 +150,12 @@ def reassignments(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | 
     return str(int(_plain(before.get("reassignment_count")) or 0) + 1)
 
 
+def relinked(before: str, after: str) -> list[str]:
+    """The problems whose related_incidents an incident moving from problem `before` to
+    `after` recounts: the one it leaves and the one it joins."""
+    return [] if before == after else sorted({before, after} - {""})
+
+
 def _plain(value: Any) -> str:
     return "" if value is None else str(value)
 
