@@ -464,8 +464,8 @@ def _take_exchange(
         return
     path_id = _path_id(found_route, resource)
     made = _creates(operation, exchange, None)
-    read = exchange.method in ("GET", "HEAD")
-    if operation.kind == "list":
+    read = operation.kind in ("list", "get") or exchange.method in ("GET", "HEAD")
+    if operation.kind in ("list", "query"):
         sighted.listed.setdefault(number, set()).add(resource.name)
     for record in _records_in(model, operation, exchange.response_body.value):
         record_id = _id_of(resource, record)
@@ -607,7 +607,7 @@ def _asks_for_display_values(exchange: Exchange) -> bool:
 
 def _records_in(model: ServiceModel, operation: Operation, body: Any) -> Iterator[Record]:
     envelope = model.envelope_of(operation.resource)
-    key = envelope.list_key if operation.kind == "list" else envelope.item_key
+    key = envelope.list_key if operation.kind in ("list", "query") else envelope.item_key
     payload = body.get(key) if isinstance(body, dict) and key else body
     items = payload if isinstance(payload, list) else [payload]
     for item in items:

@@ -18,10 +18,15 @@ _MIN_ECHO = 3
 """Shorter recorded values are not replaced in a body: `1` would rewrite every digit."""
 
 
-def best_answer(answers: list[RecordedAnswer], params: Mapping[str, str]) -> RecordedAnswer:
+def best_answer(
+    answers: list[RecordedAnswer],
+    params: Mapping[str, str],
+    sent: Mapping[str, str] | None = None,
+) -> RecordedAnswer:
     """The answer recorded for the request most like this one: every path parameter equal
-    first, then the most query parameters equal; between equals, a success over an error and
-    the answer recorded most often. `answers` must not be empty."""
+    first, then the most query parameters and body values (`sent`) equal; between equals, a
+    success over an error and the answer recorded most often. `answers` must not be empty."""
+    sent = sent or {}
 
     def score(answer: RecordedAnswer) -> tuple[int, int, int, int]:
         path_equal = path_total = query_equal = 0
@@ -33,9 +38,10 @@ def best_answer(answers: list[RecordedAnswer], params: Mapping[str, str]) -> Rec
             else:
                 query_equal += same
         extra = sum(1 for name in params if not name.startswith("{") and name not in answer.params)
+        body_equal = sum(1 for name, value in answer.sent.items() if sent.get(name) == value)
         exact_path = int(path_equal == path_total)
         success = int(200 <= answer.status < 300)
-        return (exact_path, query_equal - extra, success, answer.evidence.samples)
+        return (exact_path, query_equal - extra + body_equal, success, answer.evidence.samples)
 
     return max(answers, key=score)
 

@@ -64,9 +64,10 @@ from myna.mocks.validation import (
     validate_request,
     validate_response,
 )
-from myna.schemas.answers import path_param
-from myna.schemas.model import Effect, IdFormat, Reference, ServiceModel
+from myna.schemas.answers import path_param, sent_values
+from myna.schemas.model import Effect, IdFormat, Reference, Resource, ServiceModel
 from myna.schemas.scopes import with_nested_value
+from myna.schemas.uploads import upload_record
 from myna.schemas.views import project
 
 WORLD_HEADER = "x-myna-world"
@@ -359,15 +360,21 @@ class Mock:
         in a resource the traces showed these paths also address (a page at /blocks/{id}),
         that resource's operation of the same kind."""
         resource = contract.resource
-        if resource is None or not resource.resource.also or contract.id_param is None:
+        if resource is None or contract.id_param is None:
             return contract, params
-        if contract.operation.kind not in _ADDRESSED_KINDS:
+        spec = resource.resource
+        if not spec.keys and not (spec.also and contract.operation.kind in _ADDRESSED_KINDS):
             return contract, params
         record_id = params.get(contract.id_param, "")
-        name = resource.resource.name
+        name = spec.name
         if tx.get(name, record_id) is not None:
             return contract, params
-        for other in resource.resource.also:
+        keyed = _by_key(spec, record_id, params, tx)
+        if keyed is not None:
+            return contract, {**params, contract.id_param: keyed}
+        if contract.operation.kind not in _ADDRESSED_KINDS:
+            return contract, params
+        for other in spec.also:
             same = self._by_kind.get((name, other, contract.operation.kind))
             if same is not None and same.id_param and tx.get(other, record_id) is not None:
                 return same, {**params, same.id_param: record_id}
@@ -524,7 +531,9 @@ class Mock:
             params = {**params, resource.resource.id_field: target}
             contract = replace(contract, id_param=resource.resource.id_field)
         record = self._existing(contract, resource, params, tx)
-        fields = _fields_param(request.query, self.list_params.fields)
+        fields = _naming_fields(
+            resource.resource, _fields_param(request.query, self.list_params.fields)
+        )
         return self._item(contract, resource, record, request, fields, tx)
 
     def _create(
@@ -797,7 +806,7 @@ class Mock:
         if answers:
             wanted: dict[str, str] = {path_param(name): value for name, value in params.items()}
             wanted.update(request.query)
-            answer = best_answer(answers, wanted)
+            answer = best_answer(answers, wanted, sent_values(_json_or_none(request.body)))
             headers: Pairs = [
                 (name, value) for name, value in answer.headers.items() if name != "content-length"
             ]
@@ -843,8 +852,13 @@ class Mock:
     def _validated(
         self, contract: OperationContract, resource: ResourceContract, request: MockRequest
     ) -> dict[str, Any]:
-        """The request's JSON object, unwrapped, checked against the operation's schema."""
+        """The request's JSON object, unwrapped, checked against the operation's schema; or,
+        on a create that takes files, the fields an upload fills."""
         status = contract.error_status
+        upload = contract.operation.upload
+        media_type = request.headers.get("content-type")
+        if upload is not None and "json" not in (media_type or ""):
+            return upload_record(upload, request.query, request.body, media_type)
         value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
         body = coerce_scalars(require_object(value, status=status), resource.stringly)
@@ -1168,7 +1182,9 @@ class Mock:
             order_by=tuple(order_by),
             limit=limit,
             offset=offset,
-            fields=_fields_param(pairs, self.list_params.fields),
+            fields=_naming_fields(
+                resource.resource, _fields_param(pairs, self.list_params.fields)
+            ),
         )
         return query, paging
 
@@ -1304,6 +1320,46 @@ def _with_path_effects(
         return served
     operation = served.operation.model_copy(update={"effects": effects})
     return replace(served, operation=operation)
+
+
+def _by_key(resource: Resource, value: str, params: dict[str, str], tx: Transaction) -> str | None:
+    """The id of the one record a path names by a key field instead of its id (an issue's
+    `JJJ-9`); among several (a merge request's `iid` counts per project), the one whose
+    fields hold every other value the path names."""
+    matches = [
+        Condition(key, "=", candidate) for key in resource.keys for candidate in _as_sent(value)
+    ]
+    if not matches:
+        return None
+    found, _ = tx.list(resource.name, Query(where=Or(tuple(matches)), limit=_KEYED_AT_MOST))
+    if len(found) > 1:
+        others = {text for text in params.values() if text != value}
+        found = [record for record in found if others <= _texts(record)]
+    return str(found[0][resource.id_field]) if len(found) == 1 else None
+
+
+_KEYED_AT_MOST = 50
+"""Records sharing a key value looked at to tell them apart by the path's other values."""
+
+
+def _as_sent(value: str) -> tuple[str | int, ...]:
+    """A path value as a record may hold it: text, and the integer it spells."""
+    if value.isdigit() and len(value) < 19:
+        return (value, int(value))
+    return (value,)
+
+
+def _texts(record: Record) -> set[str]:
+    return {str(held) for held in record.values() if isinstance(held, str | int)}
+
+
+def _json_or_none(body: bytes) -> Any:
+    """A body's JSON for picking a recorded answer by, or None: a replayed answer does not
+    judge the body, so one that does not parse picks by the rest of the request."""
+    try:
+        return orjson.loads(body) if body.strip() else None
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _no_world(world: str) -> Rejection:
@@ -1500,6 +1556,15 @@ def _fields_param(pairs: Pairs, names: tuple[str, ...]) -> tuple[str, ...] | Non
             names = tuple(part.strip() for part in value.split(",") if part.strip())
             return names or None
     return None
+
+
+def _naming_fields(resource: Resource, fields: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """A projection that names at least one of the resource's fields, else none: `*all` or
+    `navigable` ask for every field in a language of the service's own."""
+    if fields is None:
+        return None
+    known = resource.fields
+    return fields if any(name.split(".")[0] in known for name in fields) else None
 
 
 def _page_url(request: MockRequest, paging: _Paging, offset: int) -> str:

@@ -29,6 +29,7 @@ class AnswerSample:
     """One recorded exchange of an operation, reduced to what replaying it needs."""
 
     params: dict[str, str]
+    sent: dict[str, str]
     status: int
     headers: dict[str, str]
     body: Any
@@ -43,11 +44,24 @@ def path_param(name: str) -> str:
     return "{" + name + "}"
 
 
+def sent_values(body: Any) -> dict[str, str]:
+    """The top-level values of a JSON request body, as text: what a search sent as a POST body
+    (`{"jql": "project = BUG"}`) picks its recorded answer by, as query parameters do."""
+    if not isinstance(body, dict):
+        return {}
+    return {
+        str(name): value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+        for name, value in body.items()
+    }
+
+
 def recorded_answers(samples: Iterable[AnswerSample]) -> list[RecordedAnswer]:
     """The distinct answers among `samples`, in recorded order, each with its evidence."""
     kept: dict[str, tuple[AnswerSample, Tally]] = {}
     for sample in samples:
-        key = json.dumps([sample.params, sample.status, sample.body, sample.text], sort_keys=True)
+        key = json.dumps(
+            [sample.params, sample.sent, sample.status, sample.body, sample.text], sort_keys=True
+        )
         found = kept.get(key)
         if found is None:
             if len(kept) >= ANSWERS_PER_OPERATION:
@@ -57,6 +71,7 @@ def recorded_answers(samples: Iterable[AnswerSample]) -> list[RecordedAnswer]:
     return [
         RecordedAnswer(
             params=sample.params,
+            sent=sample.sent,
             status=sample.status,
             headers=sample.headers,
             body=sample.body,

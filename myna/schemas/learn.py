@@ -16,6 +16,7 @@ Only pure rule modules decide anything; this module counts and assembles.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 from collections import Counter
@@ -25,7 +26,13 @@ from typing import Any
 
 from myna.errors import LearnError
 from myna.schemas import behaviour, conventions
-from myna.schemas.answers import KEPT_HEADERS, AnswerSample, path_param, recorded_answers
+from myna.schemas.answers import (
+    KEPT_HEADERS,
+    AnswerSample,
+    path_param,
+    recorded_answers,
+    sent_values,
+)
 from myna.schemas.complete import complete
 from myna.schemas.effects import (
     SoftDelete,
@@ -66,6 +73,7 @@ from myna.schemas.model import (
     ResponseSpec,
     ServiceModel,
     ToolDefinition,
+    Upload,
     View,
 )
 from myna.schemas.openapi import component_name
@@ -110,6 +118,7 @@ from myna.schemas.records import (
 from myna.schemas.scopes import plain_id, scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
 from myna.schemas.tools import learn_tools, tool_definitions
+from myna.schemas.uploads import UploadSample, learn_upload
 from myna.schemas.values import ID_PATTERNS, classify_segment
 from myna.schemas.views import (
     RenderedAnswer,
@@ -906,6 +915,7 @@ class ServiceLearner:
                 fields=fields,
                 display_field=display_field(shape, id_name),
                 unique=[id_name, *numbered],
+                keys=self._keys(name, id_name),
                 envelope=envelope,
                 inputs=inputs,
                 also=also,
@@ -1120,6 +1130,51 @@ class ServiceLearner:
                 continue
             found.update(resource for resource, ids in others.items() if plain_id(value) in ids)
         return sorted(found)
+
+    def _upload(self, op: OpStats) -> Upload | None:
+        """How the operation's creates made records of files sent as their bodies, if any
+        were (`myna.schemas.uploads`)."""
+        samples: list[UploadSample] = []
+        tally = Tally()
+        for obs in self.observations:
+            exchange = obs.exchange
+            sent = exchange.request_body
+            records = obs.unwrapped.records
+            if obs.op is not op or sent.kind not in _FILE_BODIES or len(records) != 1:
+                continue
+            if not 200 <= exchange.status < 300:
+                continue
+            size = len(sent.value.encode()) if sent.kind == "text" else _decoded_size(sent.value)
+            media_type = exchange.request_header("content-type") or sent.mime_type
+            samples.append(UploadSample(exchange.query, size, media_type, records[0]))
+            tally.add(obs.session, exchange.id)
+        return learn_upload(samples, tally.evidence()) if samples else None
+
+    def _keys(self, name: str, id_field: str) -> list[str]:
+        """The fields besides the id that this resource's item paths named records by: a
+        path value that is not the answered record's id but another field's value."""
+        votes: Counter[str] = Counter()
+        for obs in self.observations:
+            op = obs.op
+            if (
+                op is None
+                or op.resource != name
+                or op.kind not in _ITEM_KINDS
+                or not 200 <= obs.exchange.status < 300
+            ):
+                continue
+            value = _entity_of(obs, op)
+            records = obs.unwrapped.records
+            if value is None or len(records) != 1 or str(records[0].get(id_field)) == value:
+                continue
+            # A project keyed BUG may be named BUG too: either may be the key, and the mock
+            # looks a record up by any of them, so each counts.
+            votes.update(
+                field
+                for field, held in records[0].items()
+                if field != id_field and _scalar_text(held) == value
+            )
+        return sorted(votes)
 
     def _views(self, name: str, also: list[str]) -> list[View]:
         """How this resource's item paths answered the records of the resources in `also`,
@@ -1344,6 +1399,7 @@ class ServiceLearner:
                     effects=self._effects(op, resource),
                     scope=self._scope(op) if resource is not None else None,
                     batch=batch_key(op) if op.kind == "create" else None,
+                    upload=self._upload(op) if op.kind == "create" else None,
                     view=self._operation_views().get((op.method, op.template)),
                     target=target[1] if target is not None else None,
                     recorded=self._recorded(op, path)
@@ -1397,6 +1453,7 @@ class ServiceLearner:
             samples.append(
                 AnswerSample(
                     params=params,
+                    sent=sent_values(exchange.request_body.value),
                     status=exchange.status,
                     headers={
                         name.lower(): value
@@ -1882,6 +1939,26 @@ def _created_pairs(
     if not isinstance(items, list) or len(items) != len(records):
         return []
     return list(zip(items, records, strict=True))
+
+
+_FILE_BODIES = frozenset({"text", "base64"})
+
+
+def _decoded_size(value: Any) -> int:
+    """The byte count of a base64 body, as the service received it."""
+    try:
+        return len(base64.b64decode(str(value), validate=False))
+    except ValueError:
+        return len(str(value))
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A string or integer as a path would carry it; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def _entity_of(obs: Obs, op: OpStats) -> str | None:

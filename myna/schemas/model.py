@@ -238,6 +238,11 @@ class Resource(_Model):
     fields: dict[str, FieldSpec] = Field(default_factory=dict)
     display_field: str | None = Field(default=None, description="human label, e.g. number")
     unique: list[str] = Field(default_factory=list, description="fields unique across records")
+    keys: list[str] = Field(
+        default_factory=list,
+        description="fields other than the id that item paths name a record by, as the traces "
+        "showed (an issue read at /issue/JJJ-9 whose `key` is JJJ-9)",
+    )
     state_machines: list[StateMachine] = Field(default_factory=list)
     envelope: Envelope | None = Field(
         default=None,
@@ -313,10 +318,25 @@ class RecordedAnswer(_Model):
     params: dict[str, str] = Field(
         default_factory=dict, description="path parameters ({name}) and query parameters sent"
     )
+    sent: dict[str, str] = Field(
+        default_factory=dict,
+        description="the request body's top-level values (a search sent as a POST body)",
+    )
     status: int
     headers: dict[str, str] = Field(default_factory=dict)
     body: JsonValue = Field(default=None, description="the JSON body (None: no body or text)")
     text: str | None = Field(default=None, description="a body that was not JSON")
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class Upload(_Model):
+    """How a create that takes a file instead of JSON makes its record (`myna.schemas.uploads`)."""
+
+    query_fields: dict[str, str] = Field(
+        default_factory=dict, description="query parameter -> the record field it fills"
+    )
+    size_field: str | None = Field(default=None, description="the field holding the byte count")
+    type_field: str | None = Field(default=None, description="the field holding the media type")
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -370,6 +390,11 @@ class Operation(_Model):
         default=None,
         description="on a create: the request key holding a list of records made at once "
         "(Notion appends `children` to a block); the answer lists what was made",
+    )
+    upload: Upload | None = Field(
+        default=None,
+        description="on a create that takes a file as its body: which record fields the "
+        "query, the file's size and its media type fill",
     )
     inferred: Inference | None = Field(
         default=None,

@@ -25,16 +25,16 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus i
 
 FLOORS = {
     "har/jupiterone_graph-asana": 0.98,
-    "har/jupiterone_graph-gitlab": 0.62,
+    "har/jupiterone_graph-gitlab": 0.93,
     "har/jupiterone_graph-jamf": 0.97,
-    "har/jupiterone_graph-jira": 0.62,
+    "har/jupiterone_graph-jira": 0.72,
     "har/jupiterone_graph-knowbe4": 1.0,
     "har/jupiterone_graph-okta": 0.81,
     "har/jupiterone_graph-salesforce": 1.0,
     "har/jupiterone_graph-servicenow": 1.0,
     "har/jupiterone_graph-snipe-it": 0.94,
-    "nock/octokit_fixtures": 0.73,
-    "vcr/notion-sdk-py": 0.70,
+    "nock/octokit_fixtures": 0.83,
+    "vcr/notion-sdk-py": 0.96,
 }
 """Share of recorded exchanges answered as recorded, per corpus folder (measured, rounded down)."""
 
@@ -69,7 +69,7 @@ def test_the_readme_main_job_replays_its_measured_share() -> None:
 
     report = run_conformance(model, sessions)
 
-    assert report.matched / report.total >= 0.84
+    assert report.matched / report.total >= 0.90
 
 
 def _every_file() -> list[str]:
