@@ -929,6 +929,7 @@ class ServiceLearner:
                 evidence=self.record_tally[name].evidence(),
             )
         _stamp_callers_alike(resources, self._caller_fields)
+        _links_to_resources(resources)
         return resources
 
     def _resource_envelope(self, name: str, shape: Shape) -> Envelope | None:
@@ -1837,6 +1838,24 @@ def _linked(values: dict[str, Any], plain: dict[str, Any] | None) -> dict[str, A
 _METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
 _GENERIC = frozenset({"id", "Id", "ID", "key", "uuid"})
 _ABSENT = object()
+
+
+def _links_to_resources(resources: dict[str, Resource]) -> None:
+    """A `{link, value}` reference names the link's collection segment (`/users/{id}` ->
+    `users`); where a resource of another name lives at that collection (`user`), the
+    reference is to it. A segment no resource serves stays as it is (a table the traces never
+    read)."""
+    served: dict[str, str] = {}
+    for name, resource in resources.items():
+        if resource.collection_path:
+            served.setdefault(resource.collection_path.rstrip("/").rsplit("/", 1)[-1], name)
+    for resource in resources.values():
+        for spec in resource.fields.values():
+            reference = spec.reference
+            if reference is None or reference.style != "link_value":
+                continue
+            if reference.resource not in resources and reference.resource in served:
+                reference.resource = served[reference.resource]
 
 
 def _stamp_callers_alike(resources: dict[str, Resource], callers: set[tuple[str, str]]) -> None:

@@ -31,7 +31,7 @@ def _ticket(number: int, status: str, owner: str, closed: str = "") -> dict[str,
         "id": f"{number:032x}",
         "subject": f"Printer {number} jammed on floor {number % 4}",
         "status": status,
-        "owner": {"link": f"{DESK}/user/{owner}", "value": owner},
+        "owner": {"link": f"{DESK}/users/{owner}", "value": owner},
         "opened": f"2026-01-{number:02d} 10:00:00",
         "closed": closed,
     }
@@ -99,8 +99,12 @@ def test_labels_are_learned_from_answers_that_showed_both(model: ServiceModel) -
 
 
 def test_a_referenced_record_s_display_field_needs_no_table(model: ServiceModel) -> None:
-    """Every owner's label is the user's name: the mock can read it from the user."""
-    assert model.resources["ticket"].fields["owner"].labels == {}
+    """Every owner's label is the user's name: the mock can read it from the user, the
+    resource at the collection the links name (`/users/{id}`), whatever its own name."""
+    owner = model.resources["ticket"].fields["owner"]
+    assert owner.reference is not None
+    assert owner.reference.resource == "user"
+    assert owner.labels == {}
 
 
 def test_the_rendering_rebuilds_a_record_no_answer_showed_that_way(rendering: Rendering) -> None:
