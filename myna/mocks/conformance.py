@@ -58,7 +58,6 @@ _DROPPED_HEADERS = frozenset(
 DEFAULT_USER = "conformance"
 _MOCK_SECRET = "conformance-secret"
 _MOCK_TOKEN = "conformance-token"
-_DISPLAY_PARAMS = {"sysparm_display_value": ("true", "all")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,7 +445,7 @@ def _take_exchange(
 ) -> None:
     if not 200 <= exchange.status < 300 or not exchange.response_body.is_json:
         return
-    if _asks_for_display_values(exchange):
+    if _asks_for_rendering(model, exchange):
         return
     found_route = routes.match(exchange.method, exchange.path)
     if not isinstance(found_route, Match):
@@ -598,10 +597,13 @@ def _path_id(found: Match[Operation], resource: Resource) -> str | None:
     return values[-1] if values else None
 
 
-def _asks_for_display_values(exchange: Exchange) -> bool:
+def _asks_for_rendering(model: ServiceModel, exchange: Exchange) -> bool:
+    """Whether the request asked for another rendering of the records (labels in place of
+    values): such answers show no record as stored."""
+    sent = {name: value.lower() for name, value in exchange.query}
     return any(
-        name in _DISPLAY_PARAMS and value.lower() in _DISPLAY_PARAMS[name]
-        for name, value in exchange.query
+        all(sent.get(name) == value.lower() for name, value in rendering.params.items())
+        for rendering in model.conventions.renderings
     )
 
 

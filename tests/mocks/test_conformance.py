@@ -28,6 +28,7 @@ from myna.schemas.model import (
     IdFormat,
     Operation,
     Reference,
+    Rendering,
     Resource,
     ResponseSpec,
     ServiceModel,
@@ -502,19 +503,26 @@ def test_exchanges_with_other_hosts_are_skipped() -> None:
     )
 
 
-def test_seeding_merges_sightings_and_skips_display_values() -> None:
-    labelled = exchange(2, "GET", "/items/1", 200, {"id": "1", "name": "LABEL"})
-    labelled.query = [("sysparm_display_value", "true")]
+def test_seeding_merges_sightings_and_skips_other_renderings() -> None:
+    # The model learned that `?labels=yes` answers labels in place of values: such an answer
+    # shows no record as stored, even when it comes first.
+    labelled = exchange(1, "GET", "/items/1", 200, {"id": "1", "name": "LABEL"})
+    labelled.query = [("labels", "Yes")]
     session = Session(
         id="s",
         events=[
             exchange(0, "GET", "/items", 200, [{"id": "1"}]),
-            exchange(1, "GET", "/items/1", 200, {"id": "1", "name": "a"}),
             labelled,
+            exchange(2, "GET", "/items/1", 200, {"id": "1", "name": "a"}),
             exchange(3, "GET", "/items/1", 500, {"id": "1", "name": "broken"}),
         ],
     )
-    assert recorded_records(SHOP, [session]) == {("item", "1"): {"id": "1", "name": "a"}}
+    conventions = SHOP.conventions.model_copy(
+        update={"renderings": [Rendering(params={"labels": "yes"})]}
+    )
+    model = SHOP.model_copy(update={"conventions": conventions})
+
+    assert recorded_records(model, [session]) == {("item", "1"): {"id": "1", "name": "a"}}
 
 
 @pytest.mark.parametrize(
