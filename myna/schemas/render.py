@@ -129,12 +129,19 @@ def resources_table(model: ServiceModel) -> Table:
             resource.name,
             resource.collection_path or "-",
             resource.item_path or "-",
-            f"{resource.id_field} {resource.id_format.kind} {resource.id_format.prefix}".strip(),
+            _identity(resource),
             str(len(resource.fields)),
             ", ".join(references[:4]) + (" ..." if len(references) > 4 else ""),
             _evidence(resource.evidence),
         )
     return table
+
+
+def _identity(resource: Resource) -> str:
+    """The id field and its format, and the fields paths also name records by (`key`)."""
+    identity = f"{resource.id_field} {resource.id_format.kind} {resource.id_format.prefix}"
+    keys = f" (or by {', '.join(resource.keys)})" if resource.keys else ""
+    return identity.strip() + keys
 
 
 def operations_table(model: ServiceModel) -> Table:
@@ -172,6 +179,10 @@ def _served(operation: Operation) -> str:
         return f"inferred {inferred.confidence:.0%}: {inferred.convention}"
     if operation.recorded and (operation.resource is None or operation.kind == "other"):
         return f"replayed ({len(operation.recorded)} recorded answers)"
+    upload = operation.upload
+    if upload is not None:
+        filled = [*upload.query_fields.values(), upload.size_field, upload.type_field]
+        return f"simulated, takes a file (fills {', '.join(f for f in filled if f)})"
     return "simulated"
 
 

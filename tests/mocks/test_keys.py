@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console
+
 from myna.schemas import learn
+from myna.schemas.render import resources_table
 from tests.mocks.crud_session import seeded_client
 from tests.schemas.traffic import exchange, session
 
@@ -24,6 +27,9 @@ def test_a_record_read_by_its_key_is_read_and_written_by_its_key_too() -> None:
     )
     (model,) = learn([traffic])
     assert model.resources["issue"].keys == ["key"]
+    console = Console(width=300, record=True)
+    console.print(resources_table(model))
+    assert "or by key" in console.export_text()
     client = seeded_client(model)
 
     assert client.get("/api/issues/JJJ-1").json()["id"] == "10001"

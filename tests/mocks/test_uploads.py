@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console
+
 from myna.schemas import learn
+from myna.schemas.model import ServiceModel
+from myna.schemas.render import operations_table
 from myna.traces.model import Body, Exchange, Session
 from tests.mocks.crud_session import seeded_client
 
 API = "https://files.example.com/releases/7/assets"
+
+
+def operations_table_text(model: ServiceModel) -> str:
+    """`myna model show`'s operations table, as a user reads it."""
+    console = Console(width=300, record=True)
+    console.print(operations_table(model))
+    return console.export_text()
 
 
 def asset(asset_id: int, name: str, size: int, label: str = "") -> dict[str, Any]:
@@ -54,6 +65,7 @@ def test_an_upload_makes_its_record_of_the_query_the_size_and_the_media_type() -
     assert create.upload is not None
     assert create.upload.query_fields == {"name": "name", "label": "label"}
     assert (create.upload.size_field, create.upload.type_field) == ("size", "content_type")
+    assert "takes a file" in operations_table_text(model)
     client = seeded_client(model)
 
     made = client.post(
