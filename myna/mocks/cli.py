@@ -20,6 +20,7 @@ from rich.console import Console
 
 from myna.errors import MockError, ModelError
 from myna.mocks.backend import named_backend, resolve_model
+from myna.mocks.http_guard import REQUEST_TIMEOUT
 
 if TYPE_CHECKING:
     import uvicorn
@@ -143,6 +144,14 @@ def serve(
             "PostgreSQL).",
         ),
     ] = 1,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds a request may take to arrive whole (request line, headers and body); "
+            "a connection that is slower, or silent, is closed.",
+        ),
+    ] = REQUEST_TIMEOUT,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
     import os
@@ -214,6 +223,7 @@ def serve(
                 # Facts pinned in the console are written to a model file, never to a built-in.
                 model_file=Path(model_spec) if named_backend(model_spec) is None else None,
                 results=results,
+                request_timeout=request_timeout,
             )
 
         if workers == 1:

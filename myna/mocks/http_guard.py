@@ -1,8 +1,9 @@
 """The HTTP protocol `myna serve` runs uvicorn with: uvicorn's httptools protocol, with two
 guards a mock many agents reach needs.
 
-- A request must arrive whole (request line, headers and body) within `REQUEST_TIMEOUT` of the
-  connection opening or of its first byte; a connection that opens and sends nothing, or half
+- A request must arrive whole (request line, headers and body) within the request timeout
+  (`REQUEST_TIMEOUT` unless `myna serve --request-timeout` says otherwise) of the connection
+  opening or of its first byte; a connection that opens and sends nothing, or half
   a request, is closed then. uvicorn alone holds such connections forever (only an idle
   keep-alive connection times out), so a hundred of them held a hundred sockets.
 - A request the HTTP parser refuses (a malformed request line, an unknown method, a request
@@ -12,15 +13,23 @@ guards a mock many agents reach needs.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 REQUEST_TIMEOUT = 10.0
-"""Seconds a request may take to arrive whole."""
+"""Seconds a request may take to arrive whole, by default."""
 
 
-def guarded_protocol(error_body: bytes, content_type: str) -> type[HttpToolsProtocol]:
-    """The protocol class, answering a request it cannot parse with `error_body`."""
+def guarded_protocol(
+    error_body: bytes, content_type: str, *, timeout: float = REQUEST_TIMEOUT
+) -> type[HttpToolsProtocol]:
+    """The protocol class, answering a request it cannot parse with `error_body` and closing a
+    connection whose request has not arrived whole `timeout` seconds after it began."""
+    # Imported here so that the command line reads REQUEST_TIMEOUT without loading uvicorn.
+    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
     head = b"content-type: " + content_type.encode("latin-1") + b"\r\n"
 
     class Guarded(HttpToolsProtocol):
@@ -44,7 +53,7 @@ def guarded_protocol(error_body: bytes, content_type: str) -> type[HttpToolsProt
 
         def _expect(self) -> None:
             if self._arrival is None:
-                self._arrival = self.loop.call_later(REQUEST_TIMEOUT, self._too_slow)
+                self._arrival = self.loop.call_later(timeout, self._too_slow)
 
         def _arrived(self) -> None:
             if self._arrival is not None:

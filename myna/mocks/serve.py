@@ -34,7 +34,7 @@ import uvicorn
 from myna.errors import MockError
 from myna.mocks.app import MockAsgi
 from myna.mocks.console.app import ConsoleAsgi
-from myna.mocks.http_guard import guarded_protocol
+from myna.mocks.http_guard import REQUEST_TIMEOUT, guarded_protocol
 from myna.mocks.rejection import Rejection
 from myna.mocks.runtime import Mock
 
@@ -75,29 +75,30 @@ def server_for(
     log_level: str = "warning",
     model_file: Path | None = None,
     results: Path | None = None,
+    request_timeout: float = REQUEST_TIMEOUT,
 ) -> uvicorn.Server:
     """The server `myna serve` runs: the mock's ASGI callable behind the web console.
 
     `model_file` is where facts pinned in the console are written (none for a built-in back
-    end); `results` is the folder of benchmark results and episodes the console lists.
+    end); `results` is the folder of benchmark results and episodes the console lists;
+    `request_timeout` is how long a request may take to arrive whole (`http_guard`).
     """
     app = ConsoleAsgi(
         MockAsgi(mock, threadpool=threadpool), mock, model_file=model_file, results=results
     )
-    config = uvicorn_config(
-        app, host=host, port=port, tls=tls, log_level=log_level, http=_protocol_for(mock)
-    )
+    http = _protocol_for(mock, request_timeout)
+    config = uvicorn_config(app, host=host, port=port, tls=tls, log_level=log_level, http=http)
     return uvicorn.Server(config)
 
 
-def _protocol_for(mock: Mock) -> type[asyncio.Protocol]:
+def _protocol_for(mock: Mock, timeout: float = REQUEST_TIMEOUT) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol with the guards of `http_guard`, refusing what it cannot parse
-    with the mock's own 400."""
+    with the mock's own 400 and closing a connection whose request takes over `timeout`."""
     refused = mock.error_response(
         Rejection(400, "the request is not valid HTTP", detail="Malformed request")
     )
     content_type = dict(refused.headers).get("Content-Type", "application/json")
-    return guarded_protocol(refused.body, content_type)
+    return guarded_protocol(refused.body, content_type, timeout=timeout)
 
 
 def uvicorn_config(
@@ -178,11 +179,17 @@ class Running:
 
 @contextmanager
 def serving(
-    mock: Mock, *, tls: bool = False, host: str = "127.0.0.1", threadpool: bool = False
+    mock: Mock,
+    *,
+    tls: bool = False,
+    host: str = "127.0.0.1",
+    threadpool: bool = False,
+    request_timeout: float = REQUEST_TIMEOUT,
 ) -> Iterator[Running]:
     """Serve `mock` on a free loopback port in a background thread for the `with` block."""
     app = ConsoleAsgi(MockAsgi(mock, threadpool=threadpool), mock)
-    with serving_app(app, tls=tls, host=host, http=_protocol_for(mock)) as running:
+    http = _protocol_for(mock, request_timeout)
+    with serving_app(app, tls=tls, host=host, http=http) as running:
         yield running
 
 
