@@ -151,6 +151,9 @@ def _at_pointer(schema: JsonSchema, pointer: str) -> JsonSchema:
     return schema
 
 
+_MANY_WRITES = 2_147_483_647
+
+
 def _made_by_the_mock(model: ServiceModel, contract: ResourceContract) -> list[Record]:
     """Records holding each value the mock writes by itself: what a create fills in (the usual
     values, defaults, initial states, ids, stamps, counters) and what entering a state sets."""
@@ -174,7 +177,9 @@ def _made_by_the_mock(model: ServiceModel, contract: ResourceContract) -> list[R
         spec = resource.fields.get(name)
         integer = spec is not None and spec.schema_.get("type") == "integer"
         created[name] = int(value) if integer and name not in contract.stringly else value
-    changed: Record = {name: 1 for name in contract.server.counters}
+    # A counter climbs with every write: one far past anything recorded stands for them all
+    # (a learned `enum` of the counts seen must give way).
+    changed: Record = {name: _MANY_WRITES for name in contract.server.counters}
     for operation in model.operations:
         if operation.resource == resource.name:
             changed.update((e.field, e.value) for e in operation.effects if e.from_request is None)

@@ -84,6 +84,14 @@ class OperationContract:
     replayed: bool  # answered from the recorded answers: no resource the mock could serve
     view: Viewed | None = None  # answers in another resource's shape (`Mock._addressed`)
 
+    @property
+    def body_required(self) -> bool:
+        """Whether a request must carry a body: one writing a record's fields."""
+        return self.request_schema is not None and self.operation.kind in _WRITES_FIELDS
+
+
+_WRITES_FIELDS = frozenset({"create", "update", "replace"})
+
 
 @dataclass(frozen=True, slots=True)
 class Viewed:
@@ -202,15 +210,16 @@ def compile_operation(
     request_schema: JsonSchema | None = None
     if contract is not None and kind == "create" and operation.batch is not None:
         # Several records at once: a list of what one create takes.
+        items = as_sent(contract.create_schema, contract.stringly)
         request_schema = {
             "type": "object",
-            "properties": {operation.batch: {"type": "array", "items": contract.create_schema}},
+            "properties": {operation.batch: {"type": "array", "items": items}},
             "required": [operation.batch],
         }
     elif contract is not None and kind == "create":
-        request_schema = contract.create_schema
+        request_schema = as_sent(contract.create_schema, contract.stringly)
     elif contract is not None and kind in ("update", "replace"):
-        request_schema = contract.update_schema
+        request_schema = as_sent(contract.update_schema, contract.stringly)
     elif operation.request_schema is not None:
         request_schema = _resolvable(operation.request_schema, components)
     replayed = _replayed(operation, contract)
@@ -253,6 +262,67 @@ def _replayed(operation: Operation, contract: ResourceContract | None) -> bool:
     if operation.kind == "other":
         return True
     return contract is None and operation.kind not in _SIMULATED_WITHOUT_RESOURCE
+
+
+def as_sent(schema: JsonSchema, stringly: frozenset[str]) -> JsonSchema:
+    """A write's schema as clients send it: where the service stores text, the scalars whose
+    text (`coerce_scalars`) the field takes are accepted too (ServiceNow takes `2` for "2").
+    Requests are checked against this schema before coercion, so the document says exactly
+    which bodies are taken."""
+    properties: dict[str, JsonSchema] = schema.get("properties", {})
+    widened = {
+        name: _with_scalars(field) if name in stringly else field
+        for name, field in properties.items()
+    }
+    return schema if widened == properties else {**schema, "properties": widened}
+
+
+_SCALAR_PROBES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("number", ("0", "-7", "1.5", "-0.25", "1e+300", "1e-05", "1" * 40)),
+    ("integer", ("0", "-7", "1" * 40)),
+    ("boolean", ("true", "false")),
+)
+"""The text of sample scalars of each type: a text field admitting all of them admits the
+text of every scalar of the type (whose integral floats are written as integers)."""
+
+
+def _with_scalars(schema: JsonSchema) -> JsonSchema:
+    branches = schema.get("anyOf") if set(schema) == {"anyOf"} else [schema]
+    if not isinstance(branches, list):
+        return schema
+    extra = [
+        scalars
+        for branch in branches
+        if isinstance(branch, dict) and _schema_type(branch) == {"string"}
+        for scalars in [_scalars_taken(branch)]
+        if scalars is not None
+    ]
+    return {"anyOf": [*branches, *extra]} if extra else schema
+
+
+def _scalars_taken(text: JsonSchema) -> JsonSchema | None:
+    """The scalars whose text the string schema `text` admits (None: none)."""
+    enum = text.get("enum")
+    if isinstance(enum, list):
+        taken = [value for value in map(_scalar_of, enum) if value is not None]
+        return {"enum": taken} if taken else None
+    check = SchemaCheck(text, formats=True)
+    types: list[str] = []
+    for kind, probes in _SCALAR_PROBES:
+        if all(check.is_valid(probe) for probe in probes) and not (
+            kind == "integer" and "number" in types
+        ):
+            types.append(kind)
+    return {"type": types if len(types) > 1 else types[0]} if types else None
+
+
+def _scalar_of(text: object) -> bool | int | None:
+    """The scalar a client may send for an enumerated text: 2 for "2", true for "true"."""
+    if text in ("true", "false"):
+        return text == "true"
+    if isinstance(text, str) and re.fullmatch(r"-?[1-9][0-9]*|0", text):
+        return int(text)
+    return None
 
 
 def _request_validator(schema: JsonSchema) -> Validator:

@@ -52,7 +52,7 @@ def _operation(mock: Mock, contract: OperationContract) -> dict[str, Any]:
         out["parameters"] = parameters
     if contract.request_schema is not None and operation.kind not in ("list", "get", "delete"):
         out["requestBody"] = {
-            "required": operation.kind in ("create", "update", "replace"),
+            "required": contract.body_required,
             "content": {"application/json": {"schema": _published(contract.request_schema)}},
         }
     out["responses"] = _responses(mock, contract)
@@ -69,9 +69,10 @@ def _list_parameters(mock: Mock, contract: OperationContract) -> list[dict[str, 
         if name:
             parameters.append({"name": name, "in": "query", "schema": counting})
     if pagination.cursor_param:
-        parameters.append(
-            {"name": pagination.cursor_param, "in": "query", "schema": {"type": "string"}}
-        )
+        from myna.mocks.runtime import CURSOR_PATTERN
+
+        cursor: JsonSchema = {"type": "string", "pattern": CURSOR_PATTERN}
+        parameters.append({"name": pagination.cursor_param, "in": "query", "schema": cursor})
     dialect = mock.dialect
     if dialect is not None and dialect.filter_parameter is not None:
         parameters.append(
@@ -128,7 +129,7 @@ def _error_statuses(mock: Mock, contract: OperationContract) -> list[int]:
     """Every error the operation can answer: the runtime's own (credentials, missing records,
     methods, malformed requests, a full store), what the recordings showed it answer, and for
     a write, every refusal status the service's errors took (its rules: an ACL's 403, a
-    conflict's 409, a 422; a delete's too) and the body's size and media type."""
+    conflict's 409, a 422; a delete's too); for any body, its size and media type."""
     operation = contract.operation
     statuses = {401, 404, 405, 503, contract.error_status}
     statuses |= {response.status for response in operation.responses if response.status >= 400}
@@ -136,6 +137,8 @@ def _error_statuses(mock: Mock, contract: OperationContract) -> list[int]:
         statuses |= {answer.status for answer in operation.recorded if answer.status >= 400}
     if operation.kind == "delete":
         statuses |= {shape.status for shape in mock.model.conventions.errors if shape.status}
+    if contract.request_validator is not None:
+        statuses |= {413, 415}  # a body too large or of another media type
     if operation.kind in ("create", "update", "replace", "action"):
         statuses |= {409, 413, 415}
         statuses |= {shape.status for shape in mock.model.conventions.errors if shape.status}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import secrets
 import threading
 import time
@@ -666,10 +667,12 @@ class Mock:
         resource = _resource_of(contract)
         before = self._existing(contract, resource, params, tx)
         body: Any = None
-        # An action whose effects read nothing from the body takes any body: a file upload's
-        # multipart parts are no JSON to refuse.
-        reads_body = any(effect.from_request for effect in contract.operation.effects)
-        if contract.request_validator is not None or (reads_body and request.body.strip()):
+        # An action's body is optional, as the document says; one whose effects read nothing
+        # from it and that publishes no schema takes any body (a file upload's parts).
+        if request.body.strip() and (
+            contract.request_validator is not None
+            or any(effect.from_request for effect in contract.operation.effects)
+        ):
             body = self.json_body(request, contract.error_status)
             if contract.request_validator is not None:
                 validate_request(contract.request_validator, body, status=contract.error_status)
@@ -801,7 +804,14 @@ class Mock:
         self, contract: OperationContract, params: dict[str, str], request: MockRequest
     ) -> MockResponse:
         """Answer as the service answered the recorded request most like this one, else with
-        the operation's example or its bare success status."""
+        the operation's example or its bare success status. A body is first checked against the
+        schema the operation publishes: the answer is recorded, the refusal of what the service
+        would not take is not."""
+        if contract.request_validator is not None and (
+            request.body.strip() or contract.body_required
+        ):
+            body = self.json_body(request, contract.error_status)
+            validate_request(contract.request_validator, body, status=contract.error_status)
         answers = contract.operation.recorded
         if answers:
             wanted: dict[str, str] = {path_param(name): value for name, value in params.items()}
@@ -861,12 +871,13 @@ class Mock:
             return upload_record(upload, request.query, request.body, media_type)
         value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
-        body = coerce_scalars(require_object(value, status=status), resource.stringly)
+        body = require_object(value, status=status)
         if self.extensions.ignore_unknown_fields and contract.operation.batch is None:
             body = {name: value for name, value in body.items() if name in resource.resource.fields}
         if contract.request_validator is not None:
+            # The body as sent: the published schema says which scalars text fields take.
             validate_request(contract.request_validator, body, status=status)
-        return body
+        return coerce_scalars(body, resource.stringly)
 
     def _sent(
         self, resource: ResourceContract, body: dict[str, Any], status: int
@@ -1494,13 +1505,18 @@ def _non_negative(text: str, name: str, status: int) -> int:
     return value
 
 
+CURSOR_PATTERN = "^(?:3[0-9]){1,18}$"
+"""The cursors `_encode_cursor` issues (an offset's digits in hex, below 10**18), as the
+document publishes them: any other text is refused."""
+_CURSOR = re.compile(CURSOR_PATTERN)
+
+
 def _decode_cursor(text: str, name: str, status: int) -> int:
-    try:
-        return int(bytes.fromhex(text).decode("ascii"))
-    except ValueError:
+    if _CURSOR.fullmatch(text) is None:
         raise Rejection(
-            status, f"{name} {text!r} is not a cursor this service issued", fields=(name,)
-        ) from None
+            status, f"{name} {text[:80]!r} is not a cursor this service issued", fields=(name,)
+        )
+    return int(bytes.fromhex(text).decode("ascii"))
 
 
 def _encode_cursor(offset: int) -> str:

@@ -138,7 +138,8 @@ def require_object(value: Any, *, status: int) -> dict[str, Any]:
 
 
 def coerce_scalars(body: dict[str, Any], stringly: frozenset[str]) -> dict[str, Any]:
-    """Under values_as_strings the service accepts 2 or true where it stores "2" or "true"."""
+    """Under values_as_strings the service accepts 2 or true where it stores "2" or "true"
+    (and 2.0, which JSON Schema counts as an integer, as "2")."""
     if not stringly:
         return body
     coerced: dict[str, Any] | None = None
@@ -146,10 +147,16 @@ def coerce_scalars(body: dict[str, Any], stringly: frozenset[str]) -> dict[str, 
         if name in stringly and isinstance(value, bool | int | float):
             if coerced is None:
                 coerced = dict(body)
-            coerced[name] = (
-                ("true" if value else "false") if isinstance(value, bool) else str(value)
-            )
+            coerced[name] = _as_text(value)
     return body if coerced is None else coerced
+
+
+def _as_text(value: bool | float) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def validate_request(check: SchemaCheck, body: Any, *, status: int) -> None:

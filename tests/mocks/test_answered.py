@@ -15,7 +15,8 @@ from myna.mocks import Mock, MockClient
 from myna.mocks.answered import admitting, union
 from myna.schemas import learn
 from myna.schemas.shape import schema_of
-from tests.schemas.traffic import exchange, session
+from tests.mocks.crud_session import recorded_mock
+from tests.schemas.traffic import exchange, servicenow_lifecycle, session
 
 NOTES = "https://notes.example.com/api/notes"
 
@@ -191,3 +192,20 @@ def test_a_replayed_answer_echoing_any_path_value_matches_the_document() -> None
     assert answer.json() == {"enrollment": {"user": "someone else", "state": "done"}}
     assert _valid(schema, answer.json())
     assert not _valid(schema, {"enrollment": {"user": 7}})
+
+
+def test_a_counter_climbs_past_the_counts_its_recordings_showed() -> None:
+    """Found by schemathesis on ServiceNow's recordings: `sys_mod_count` was learned as the
+    closed set of counts seen ("0", "1", "2"), and the third write past them broke the schema
+    (a 500 in strict mode)."""
+    (model,) = learn(servicenow_lifecycle())
+    counter = model.resources["incident"].fields["sys_mod_count"]
+    counter.schema_ = {**counter.schema_, "enum": ["0", "1", "2"]}  # as many more writes learn
+    client = MockClient(recorded_mock(model, strict=True), auth=("myna", "myna"))
+    [first] = client.get("/api/now/table/incident", params={"sysparm_limit": 1}).json()["result"]
+    item = f"/api/now/table/incident/{first['sys_id']}"
+
+    answers = [client.patch(item, json={"short_description": f"n{n}"}) for n in range(4)]
+
+    assert [answer.status for answer in answers] == [200] * 4, answers[-1].json()
+    assert int(answers[-1].json()["result"]["sys_mod_count"]) == int(first["sys_mod_count"]) + 4
