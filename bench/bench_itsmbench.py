@@ -7,10 +7,12 @@ One run, wall-clock and CPU time per stage, in this single process:
   - the replay audit of every scenario (reference, no-op, probes, determinism, near-miss solvers),
   - an oracle run of every accepted scenario;
 then, untimed, the solver ladder (noop, random, heuristic, rules) by tier on those scenarios and
-on as many from the shipped data.
+on as many from the shipped data (`--ladder N`: on N of each instead; 0: no ladder).
+Every world holds the source's shared background (up to `kinds.BACKGROUND` closed incidents with
+every user, group and item of the history; `myna.replay.shared`) under the scenario's records.
 The UCI sample is read from ../shared/corpus; the script says so and exits when it is absent.
 
-Run: PYTHONPATH=. python bench/bench_itsmbench.py [--scenarios N] [--workers N]
+Run: PYTHONPATH=. python bench/bench_itsmbench.py [--scenarios N] [--workers N] [--ladder N]
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--ladder", type=int, default=None, help="scenarios per source for the ladder (all)"
+    )
     args = parser.parse_args()
     if not UCI.exists():
         sys.exit(f"skipped: the UCI sample is not at {UCI}")
@@ -75,7 +80,12 @@ def main() -> None:
     for label, wall, cpu in rows:
         print(f"{label:28s} {wall:7.2f} s wall {cpu:7.2f} s cpu")
     print(f"{'pipeline total':28s} {total_wall:7.2f} s wall {total_cpu:7.2f} s cpu (target < 60 s)")
-    shipped = bench.prepare(limit=args.scenarios, workers=args.workers, model=model)
+    if args.ladder == 0:
+        return
+    rungs = args.ladder or args.scenarios
+    if rungs != args.scenarios:
+        prepared = bench.prepare(UCI, limit=rungs, workers=args.workers, model=model)
+    shipped = bench.prepare(limit=rungs, workers=args.workers, model=model)
     for label, audited in (("UCI sample", prepared), ("shipped data", shipped)):
         print(f"solver ladder, pass^1 by tier, {label} ({len(audited.accepted)} scenarios):")
         for rung in bench.ladder(audited, workers=args.workers):

@@ -1086,9 +1086,7 @@ class Mock:
                 names.append(spec.display_field)
             if not names:
                 return None
-            where = Or(tuple(Condition(name, "=", principal) for name in names))
-            records, _ = tx.list(spec.name, Query(where=where, limit=1))
-            found = records[0] if records else None
+            found = _named(tx, spec.name, spec.id_field, names, principal)
         if found is None:
             return None
         return dict(found) if reference.style == "object" else found.get(spec.id_field)
@@ -1438,6 +1436,23 @@ def _resource_of(contract: OperationContract) -> ResourceContract:
 
 _ABSENT = object()
 _CALLER_NAMES = ("user_name", "username", "login", "email", "userName", "name")
+
+
+def _named(tx: Transaction, resource: str, id_field: str, names: list[str], who: str) -> Any:
+    """The first record (in list order) whose field of `names` holds `who`. One equality per
+    field first: the store answers each from an index, where the OR of them scans every record
+    on every update a caller is stamped on; the OR decides only when fields name different ones."""
+    hits: dict[str, Record] = {}
+    for name in names:
+        records, _ = tx.list(resource, Query(where=Condition(name, "=", who), limit=1))
+        hits.update((str(r.get(id_field)), r) for r in records)
+    if len(hits) <= 1:
+        return next(iter(hits.values()), None)
+    where = Or(tuple(Condition(name, "=", who) for name in names))
+    records, _ = tx.list(resource, Query(where=where, limit=1))
+    return records[0] if records else None
+
+
 """Fields of a user-like record that a principal's name may equal."""
 
 

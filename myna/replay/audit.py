@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -58,11 +59,14 @@ from myna.replay.episode import (
 )
 from myna.replay.registry import Registry
 from myna.replay.run import EpisodeRunner, Reply, Result, run_steps
-from myna.replay.verify import index_world, scalar
+from myna.replay.shared import Layers, Tables
+from myna.replay.verify import index_environment, scalar
 from myna.replay.world import Clocked
 from myna.schemas.model import FieldSpec, ServiceModel
 
 _PARAM = re.compile(r"\{[^/{}]+\}")
+PROBE_RECORDS = 12
+"""How many other records a mass-update or delete probe hits at most (see `Context.others`)."""
 CLOCK_SHIFT = 400 * 86400 + 7 * 3600
 """How far the clock moves for the clock gate: another year, month, weekday and hour."""
 
@@ -140,11 +144,17 @@ class Context:
         return _PARAM.sub(record_id, spec.item_path, count=1)
 
     def record_ids(self, resource: str) -> list[str]:
-        environment = self.episode.environment
-        world = index_world(
-            {resource: environment.initial_world.get(resource, [])}, environment.id_fields
-        )
-        return sorted(world[resource])
+        return sorted(index_environment(self.episode.environment).get(resource, {}))
+
+    def others(self, resource: str, but: set[str]) -> list[str]:
+        """Up to `PROBE_RECORDS` ids of `resource` not in `but`, for a probe to hit: those the
+        episode holds of its own first (its distractors, the look-alikes a careless agent
+        hits), then the rest in id order. A guard that lets the probe through with this many
+        lets it through with all; bounding them keeps a probe's cost off the world's size."""
+        layers = self.episode.environment.layers
+        own = sorted(layers.own.get(resource, {})) if layers is not None else []
+        picked = dict.fromkeys(i for i in [*own, *self.record_ids(resource)] if i not in but)
+        return list(picked)[:PROBE_RECORDS]
 
     def write_targets(self) -> list[tuple[str, str, HttpStep]]:
         """(resource, record id, step) for reference writes addressed to an existing record."""
@@ -153,8 +163,9 @@ class Context:
             if not isinstance(step, HttpStep) or step.method.upper() not in _WRITES:
                 continue
             record_id = step.path.rstrip("/").rsplit("/", 1)[-1]
+            world = index_environment(self.episode.environment)
             for resource in self.episode.environment.initial_world:
-                if record_id in self.record_ids(resource):
+                if record_id in world.get(resource, {}):
                     found.append((resource, record_id, step))
         return found
 
@@ -178,9 +189,8 @@ def _mass_update(context: Context) -> Scripted | None:
     for resource, record_id, step in context.write_targets():
         if step.method.upper() not in ("PATCH", "PUT"):
             continue
-        for other in context.record_ids(resource):
-            if other != record_id:
-                steps.append(step.model_copy(update={"path": step.path.replace(record_id, other)}))
+        for other in context.others(resource, {record_id}):
+            steps.append(step.model_copy(update={"path": step.path.replace(record_id, other)}))
     if not steps:
         return None
     return Scripted("mass_update", (*_reference(context), *steps))
@@ -192,9 +202,9 @@ def _delete_records(context: Context) -> Scripted | None:
     touched = {record_id for _, record_id, _ in context.write_targets()}
     deletes: list[Step] = []
     for resource in context.episode.environment.initial_world:
-        for record_id in context.record_ids(resource):
+        for record_id in context.others(resource, touched):
             path = context.item_path(resource, record_id)
-            if path is not None and record_id not in touched:
+            if path is not None:
                 deletes.append(HttpStep(method="DELETE", path=path))
     if not deletes:
         return None
@@ -214,17 +224,30 @@ def _guess_answer(context: Context) -> Scripted | None:
     """Does the work but answers with every value in the world, hoping one is right."""
     if context.episode.reference.answer is None:
         return None
+    environment = context.episode.environment
+    layers = environment.layers
     values = sorted(
-        {
-            str(scalar(value))
-            for records in context.episode.environment.initial_world.values()
-            for record in records
-            for value in record.values()
-            if str(scalar(value))
-        }
+        _answerable(layers)
+        if layers is not None
+        else _texts(r for t in environment.initial_world.values() for r in t)
     )
     shotgun = AnswerStep(text=" ".join(values))
     return Scripted("guess_answer", (*_without_answers(context), shotgun))
+
+
+def _texts(records: Iterable[dict[str, Any]]) -> set[str]:
+    return {str(scalar(v)) for record in records for v in record.values() if str(scalar(v))}
+
+
+def _answerable(layers: Layers) -> frozenset[str]:
+    """Every value of a layered world, the shared world's found once."""
+
+    def texts(tables: Tables) -> frozenset[str]:
+        return frozenset(_texts(r for t in tables.values() for r in t.values()))
+
+    own = layers.own.values()
+    shared = layers.shared.derived("answerable", texts)
+    return shared | _texts(r for t in own for r in t.values())
 
 
 @PROBES.register("admin_call")
@@ -339,15 +362,31 @@ def reads_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
 
 
 def world_problems(episode: Episode, model: ServiceModel) -> Iterator[str]:
-    """Where the initial world breaks the model's constraints."""
+    """Where the initial world breaks the model's constraints. A layered world's shared part
+    is judged once, as a world of its own (no episode removes a record it refers to)."""
     environment = episode.environment
-    judge = _WorldJudge(episode, model)
-    for resource, records in environment.initial_world.items():
+    layers = environment.layers
+    if layers is None:
+        yield from _part_problems(environment.initial_world, _WorldJudge(episode, model))
+        return
+
+    def shared(tables: Tables) -> tuple[str, ...]:
+        world = {resource: list(records.values()) for resource, records in tables.items()}
+        return tuple(_part_problems(world, _WorldJudge(episode, model, tables)))
+
+    yield from layers.shared.derived(f"problems:{id(model)}", shared)
+    own = {resource: list(records.values()) for resource, records in layers.own.items()}
+    yield from _part_problems(own, _WorldJudge(episode, model, layers.index()))
+
+
+def _part_problems(world: dict[str, list[dict[str, Any]]], judge: _WorldJudge) -> Iterator[str]:
+    model, id_fields = judge.model, judge.episode.environment.id_fields
+    for resource, records in world.items():
         spec = model.resources.get(resource)
         if spec is None:
             yield f"resource {resource!r} is not in the model"
             continue
-        id_field = environment.id_fields.get(resource, spec.id_field)
+        id_field = id_fields.get(resource, spec.id_field)
         seen: set[str] = set()
         states = {m.field: {str(s) for s in m.states} for m in spec.state_machines}
         for position, record in enumerate(records):
@@ -365,18 +404,25 @@ class _WorldJudge:
     """One world's lookups, made once: the ids of each resource, and each field's schema as
     text (schema verdicts are cached across worlds by that text and the value)."""
 
-    def __init__(self, episode: Episode, model: ServiceModel) -> None:
+    def __init__(
+        self,
+        episode: Episode,
+        model: ServiceModel,
+        indexed: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         self.episode = episode
         self.model = model
-        self._ids: dict[str, set[str]] = {}
+        self._ids: dict[str, AbstractSet[str]] = {}
+        if indexed is not None:  # the world references resolve in, already keyed by id
+            self._ids = {resource: records.keys() for resource, records in indexed.items()}
         self._schemas: dict[int, str] = {}
 
-    def ids(self, resource: str) -> set[str]:
+    def ids(self, resource: str) -> AbstractSet[str]:
         if resource not in self._ids:
             target_field = self.episode.environment.id_fields.get(
                 resource, self.model.resources[resource].id_field
             )
-            records = self.episode.environment.initial_world[resource]
+            records = self.episode.environment.initial_world.get(resource, [])
             self._ids[resource] = {str(scalar(r.get(target_field))) for r in records}
         return self._ids[resource]
 
@@ -397,7 +443,6 @@ class _WorldJudge:
     ) -> Iterator[str]:
         for problem in self._own_problems(record, fields, states):
             yield where + problem
-        world = self.episode.environment.initial_world
         for name, value in record.items():
             spec = fields.get(name)
             reference = spec.reference if spec is not None else None
@@ -406,10 +451,15 @@ class _WorldJudge:
             shown = value if type(value) is str else scalar(value)
             if (
                 shown != ""
-                and reference.resource in world
+                and self._holds(reference.resource)
                 and str(shown) not in self.ids(reference.resource)
             ):
                 yield f"{where}.{name} refers to missing {reference.resource} {shown}"
+
+    def _holds(self, resource: str) -> bool:
+        """Whether the world holds the resource at all (references to one it lacks are not
+        the world's to resolve)."""
+        return resource in self._ids or resource in self.episode.environment.initial_world
 
     def _own_problems(
         self, record: dict[str, Any], fields: dict[str, FieldSpec], states: dict[str, set[str]]

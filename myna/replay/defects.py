@@ -27,9 +27,10 @@ from typing import Any, Final
 
 from myna.replay.episode import GUARD_KINDS, AnswerStep, Episode, FieldIn, HttpStep, Step
 from myna.replay.run import Result, Routes
+from myna.replay.shared import strings
 from myna.replay.substance import choices_of
 from myna.replay.text import mentions
-from myna.replay.verify import index_world, scalar
+from myna.replay.verify import index_environment, scalar
 from myna.schemas.model import Resource, ServiceModel
 
 RECORD_NUMBER: Final = re.compile(r"\b[A-Z]{2,6}\d{5,}\b")
@@ -51,13 +52,18 @@ def missing_names(episode: Episode) -> Iterator[str]:
     named = dict.fromkeys(RECORD_NUMBER.findall(episode.problem.instruction))
     if not named:
         return
-    present = {
-        value
-        for records in episode.environment.initial_world.values()
-        for record in records
-        for value in record.values()
-        if isinstance(value, str) and value in named
-    }
+    layers = episode.environment.layers
+    present = (
+        strings(layers) & named.keys()
+        if layers is not None
+        else {
+            value
+            for records in episode.environment.initial_world.values()
+            for record in records
+            for value in record.values()
+            if isinstance(value, str) and value in named
+        }
+    )
     for number in named:
         if number not in present:
             yield f"the instruction names {number}, which the initial world lacks"
@@ -117,7 +123,7 @@ def mutants(episode: Episode, model: ServiceModel, routes: Routes) -> Iterator[M
         for value in check.values
     }
     steps = tuple(episode.reference.steps)
-    world = index_world(episode.environment.initial_world, episode.environment.id_fields)
+    world = index_environment(episode.environment)
     for index, step in enumerate(steps):
         if isinstance(step, AnswerStep) and any(
             c.kind == "answer" for c in episode.verifier.checks

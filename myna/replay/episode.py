@@ -28,9 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from myna.errors import InputError
+from myna.replay.shared import Layers, SharedWorld, Tables
 
 FORMAT: Final = "myna.episode/1"
 
@@ -68,6 +69,35 @@ class Environment(_Model):
         default_factory=dict, description="resource -> field holding each record's id"
     )
     tools: list[str] = Field(default_factory=list, description="tool names offered to the agent")
+    _layers: tuple[Layers, dict[str, list[Record]]] | None = PrivateAttr(default=None)
+
+    @classmethod
+    def layered(
+        cls,
+        model: ModelRef,
+        shared: SharedWorld,
+        own: Tables,
+        id_fields: dict[str, str],
+        tools: list[str],
+    ) -> Environment:
+        """An environment whose initial world is `own` laid over `shared` (`myna.replay.shared`):
+        whole, as every reader sees it, and in layers, which the hot paths use. Not validated:
+        built by a generator from records of the model's shapes (the audit judges the world)."""
+        layers = Layers(shared, own)
+        built = cls.model_construct(
+            model=model, initial_world=layers.world(), id_fields=id_fields, tools=tools
+        )
+        built._layers = (layers, built.initial_world)
+        return built
+
+    @property
+    def layers(self) -> Layers | None:
+        """The shared world and own records the initial world was built from, if it was and
+        it is still that world (a copy given another world has its whole world only, as has
+        an episode read from a file: layers are never saved)."""
+        if self._layers is None or self._layers[1] is not self.initial_world:
+            return None
+        return self._layers[0]
 
 
 CheckRole = Literal["goal", "guard"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -33,6 +33,7 @@ from myna.mocks.store import Record, RecordChange
 from myna.mocks.tools import Toolbox
 from myna.replay.episode import Environment, Episode, ModelRef, SideEffect
 from myna.replay.run import EpisodeRunner, Routes
+from myna.replay.shared import Layers
 from myna.replay.world import HttpRequest
 from myna.schemas.model import IdFormat, Resource, ServiceModel
 
@@ -152,6 +153,8 @@ class MockWorlds:
         self.store = SqlStore(model, store_url)
         self.mock = Mock(model, store=self.store, seed=0)
         self._snapshots: dict[int, tuple[Environment, str]] = {}
+        self._roots: dict[str, dict[str, int]] = {}
+        """Shared worlds' root snapshots loaded, with their counters' tops."""
         self._names: set[str] = set()
         scheme = model.conventions.auth.scheme
         self.auth = SERVICE_USER if scheme == "basic" else None
@@ -172,6 +175,11 @@ class MockWorlds:
             self.mock.clock = clock
 
     @cached_property
+    def routes(self) -> Routes:
+        """The model's routes (built once: every runner of the model matches calls on them)."""
+        return routes_for(self.model)
+
+    @cached_property
     def translator(self) -> ToolboxTranslator:
         """The model's tools (built once: deriving them walks every operation)."""
         return ToolboxTranslator(self.model)
@@ -185,28 +193,79 @@ class MockWorlds:
         # so an episode mints the same ids whichever episodes this mock loaded before (alone,
         # on a thread or on a Ray actor), and never those of the world it was built in, whose
         # records its initial world may hold.
-        content = orjson.dumps(environment.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+        layers = environment.layers
+        content = orjson.dumps(
+            environment.model_dump(mode="json")
+            if layers is None
+            else {
+                "shared": layers.shared.name,
+                "own": layers.own,
+                **environment.model_dump(mode="json", exclude={"initial_world"}),
+            },
+            option=orjson.OPT_SORT_KEYS,
+        )
         name = f"episode-{hashlib.sha256(content).hexdigest()[:32]}"
-        if name in self._names:
-            self._snapshots[id(environment)] = (environment, name)
-            return name
+        if name not in self._names:
+            if layers is None:
+                self._load(environment.initial_world, environment.id_fields, name)
+            else:
+                self._lay(layers, environment.id_fields, name)
+            self._names.add(name)
+        self._snapshots[id(environment)] = (environment, name)
+        return name
+
+    def _rows(
+        self, world: Mapping[str, Iterable[Record]], id_fields: Mapping[str, str]
+    ) -> tuple[list[tuple[str, str, Record]], dict[str, int]]:
+        """A world's records in the stored form, as seed triples, and its counters' tops."""
         triples: list[tuple[str, str, Record]] = []
         sequences: dict[str, int] = {}
-        for resource_name, records in environment.initial_world.items():
+        for resource_name, records in world.items():
             resource = self.model.resources.get(resource_name)
             if resource is None:
                 raise ReplayError(
                     f"the model {self.model.name} has no resource {resource_name!r}",
                     field=f"environment.initial_world.{resource_name}",
                 )
-            id_field = environment.id_fields.get(resource_name, resource.id_field)
+            id_field = id_fields.get(resource_name, resource.id_field)
             rows = [stored(record, resource) for record in records]
             triples += [(resource_name, str(row[id_field]), row) for row in rows]
             sequences.update(_sequences(resource, rows))
-        snapshot = self.store.load_base(prepared(self.model, triples), name, sequences=sequences)
-        self._snapshots[id(environment)] = (environment, snapshot)
-        self._names.add(snapshot)
-        return snapshot
+        return prepared(self.model, triples), sequences
+
+    def _load(
+        self, world: Mapping[str, Iterable[Record]], id_fields: Mapping[str, str], name: str
+    ) -> dict[str, int]:
+        triples, sequences = self._rows(world, id_fields)
+        self.store.load_base(triples, name, sequences=sequences)
+        return sequences
+
+    def _lay(self, layers: Layers, id_fields: Mapping[str, str], name: str) -> None:
+        """The episode's own records written over the shared world's root snapshot (loaded
+        once per shared world) and frozen as a layer on it: the world's size is paid once."""
+        shared = layers.shared
+        root = f"shared-{shared.name}"
+        tops = self._roots.get(root)
+        if tops is None:
+            tables = {resource: list(rows.values()) for resource, rows in shared.tables.items()}
+            tops = self._roots[root] = self._load(tables, id_fields, root)
+        own = {resource: list(records.values()) for resource, records in layers.own.items()}
+        triples, sequences = self._rows(own, id_fields)
+        scratch = f"laying-{secrets.token_urlsafe(16)}"
+        self.store.create_world(scratch, from_snapshot=root)
+        try:
+            with self.store.transaction(scratch) as tx:
+                for resource, record_id, row in triples:
+                    if tx.get(resource, record_id) is not None:
+                        tx.update(resource, record_id, row)
+                    else:
+                        tx.insert(resource, record_id, row)
+                for counter, top in sorted(sequences.items()):
+                    if top > tops.get(counter, -1):
+                        tx.next_sequence(counter, top)  # the next id minted is past `top`
+            self.store.snapshot(scratch, name)
+        finally:
+            self.store.delete_world(scratch)
 
     def open(self, environment: Environment) -> MockWorld:
         # Unguessable: the episode server keeps attempts apart by never letting an agent name a
@@ -266,7 +325,7 @@ def runner_for(
     definitions = [
         tool.openai() for tool in translate.toolbox.tools if not offered or tool.name in offered
     ]
-    return EpisodeRunner(episode, factory, routes_for(model), translate, definitions)
+    return EpisodeRunner(episode, factory, factory.routes, translate, definitions)
 
 
 class Replayers:

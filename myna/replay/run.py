@@ -24,7 +24,7 @@ from myna.replay.verify import (
     Outcome,
     VerifierResult,
     forbidden_reason,
-    index_world,
+    index_environment,
     make_outcome,
     verify,
 )
@@ -205,7 +205,7 @@ class EpisodeRunner:
         self.tool_definitions = list(tool_definitions)
         self.grader = grader
         environment = episode.environment
-        self.base = Base(index_world(environment.initial_world, environment.id_fields))
+        self.base = Base(index_environment(environment))
         self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]
         self._baseline: frozenset[str] | None = None
 

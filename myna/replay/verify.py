@@ -264,6 +264,14 @@ def index_world(
     return indexed
 
 
+def index_environment(environment: Environment) -> dict[str, dict[str, Record]]:
+    """The initial world by resource and id; a layered one's shared part is indexed once."""
+    layers = environment.layers
+    if layers is not None:
+        return layers.index()
+    return index_world(environment.initial_world, environment.id_fields)
+
+
 def apply_changes(base: Base, changes: Iterable[RecordChange]) -> WorldView:
     """The final world: the base with the changes laid over it (nothing is copied)."""
     overlay: dict[str, dict[str, Record | None]] = {}
@@ -281,7 +289,7 @@ def make_outcome(
     base: Base | None = None,
 ) -> Outcome:
     """An outcome from an environment's initial world (pass `base` to reuse its index)."""
-    start = base or Base(index_world(environment.initial_world, environment.id_fields))
+    start = base or Base(index_environment(environment))
     change_list = tuple(changes)
     return Outcome(
         WorldView(start), apply_changes(start, change_list), change_list, tuple(calls), answer

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Final, Literal
 
+from myna.itsm.importers.consistency import REFERENCES as INCIDENT_LINKS
 from myna.itsm.importers.model import Incident, IncidentHistory
 from myna.itsm.importers.values import HoldReason, IncidentState
 from myna.itsm.scenarios import prose
@@ -45,12 +46,14 @@ from myna.replay.episode import (
     Problem,
     Provenance,
     RecordExists,
+    SideEffect,
     Solution,
     Step,
     TextCheck,
     Verifier,
 )
 from myna.replay.mock_world import note_fields, side_effect_resources, side_effects
+from myna.replay.shared import SharedWorld
 from myna.schemas.model import ServiceModel
 
 ScenarioKind = Literal[
@@ -99,7 +102,7 @@ TABLE: Final = "/api/now/table"
 JOURNAL: Final = "sys_journal_field"
 LEVELS: Final = {"1": "1 - High", "2": "2 - Medium", "3": "3 - Low"}
 DISTRACTORS: Final = 3
-BACKGROUND: Final = 40
+BACKGROUND: Final = 600
 OPEN_RESET: Final = {
     "state": "2",
     "incident_state": "2",
@@ -150,16 +153,27 @@ class Source:
     model: ServiceModel
     seed: int
     background: tuple[Incident, ...] = ()
-    """Closed incidents every world draws its background from (`with_background`)."""
+    """Closed incidents every world holds as they ended (`with_background`)."""
+    shared: SharedWorld | None = None
+    """The background with every user, group and item of the history: what all worlds share."""
 
     def with_background(self) -> Source:
-        """The source with its background pool: the incidents that ended closed."""
-        closed = tuple(
+        """The source with its background: up to `BACKGROUND` of the incidents that ended
+        closed (a seeded sample), with the people, groups and items, as one shared world."""
+        closed = [
             i
             for i in self.history.incidents
             if str((self.incident(i) or {}).get("state")) == str(int(IncidentState.CLOSED))
-        )
-        return replace(self, background=closed)
+        ]
+        picked = self.rng("background", "all").sample(closed, min(BACKGROUND, len(closed)))
+        chosen = tuple(sorted(picked, key=lambda i: i.number))
+        tables: dict[str, dict[str, Record]] = {
+            "incident": {i.sys_id: r for i in chosen if (r := self.incident(i)) is not None}
+        }
+        for table in SHARED_TABLES:
+            records = self.data.tables.get(table, {})
+            tables[table] = {key: records[key] for key in sorted(records)}
+        return replace(self, background=chosen, shared=SharedWorld(tables))
 
     def incident(self, incident: Incident) -> Record | None:
         return self.data.record("incident", incident.sys_id)
@@ -190,22 +204,20 @@ def symptom_key(incident: Incident) -> str | None:
 
 
 class _World:
-    """An episode's initial world, built incident by incident with what they refer to.
+    """An episode's initial world: the source's shared world (its background of closed
+    incidents as they ended, with every user, group and item) and the records the scenario
+    adds or changes over it, incident by incident with what they refer to.
 
-    Every world starts with `BACKGROUND` closed incidents of the history as they ended (a
-    closed incident refuses every update, so none is work to do): a world of realistic size,
-    where the records a task is about must be searched for, and whose closed look-alikes test
-    an instruction's "open" clause."""
+    A closed incident refuses every update, so none of the background is work to do: a world
+    of realistic size, where the records a task is about must be searched for, and whose
+    closed look-alikes test an instruction's "open" clause."""
 
     def __init__(self, source: Source, kind: str, key: str) -> None:
         self.source = source
-        self.incidents: dict[str, Record] = {}
+        self.shared = source.shared or SharedWorld({})
+        self.incidents: dict[str, Record] = dict(self.shared.tables.get("incident", {}))
         self.extra: dict[str, dict[str, Record]] = {}
-        pool = source.background
-        for incident in source.rng(f"{kind}:background", key).sample(
-            pool, min(BACKGROUND, len(pool))
-        ):
-            self.add(incident)
+        self._own: dict[str, Record] = {}
 
     def add(self, incident: Incident, **overrides: str) -> Record | None:
         record = self.source.incident(incident)
@@ -213,7 +225,7 @@ class _World:
             return None
         # Records no scenario changes are shared between worlds, not copied into each.
         shaped = {**record, **overrides} if overrides else record
-        self.incidents[incident.sys_id] = shaped
+        self.incidents[incident.sys_id] = self._own[incident.sys_id] = shaped
         return shaped
 
     def put(self, table: str, record: Record) -> None:
@@ -221,6 +233,8 @@ class _World:
         self.extra.setdefault(table, {})[str(record["sys_id"])] = record
 
     def include(self, table: str, sys_id: str) -> bool:
+        if sys_id in self.shared.tables.get(table, {}):
+            return True
         record = self.source.data.record(table, sys_id)
         if record is None:
             return False
@@ -228,36 +242,36 @@ class _World:
         return True
 
     def environment(self, tools: Sequence[str]) -> Environment:
-        references = {
-            "sys_user_group": ("assignment_group",),
-            "sys_user": (
-                "caller_id",
-                "opened_by",
-                "assigned_to",
-                "resolved_by",
-                "closed_by",
-                "reopened_by",
-            ),
-            "cmdb_ci": ("cmdb_ci",),
-        }
-        for table, fields in references.items():
-            named = {
-                str(r[name]) for r in self.incidents.values() for name in fields if r.get(name)
-            }
+        for table, fields in REFERENCES.items():
+            named = {str(r[name]) for r in self._own.values() for name in fields if r.get(name)}
             for sys_id in sorted(named - set(self.extra.get(table, {}))):
                 self.include(table, sys_id)
-        world = {"incident": sorted(self.incidents.values(), key=lambda r: str(r["number"]))}
-        for table in sorted(self.extra):
-            world[table] = [self.extra[table][key] for key in sorted(self.extra[table])]
+        by_number = sorted(self._own.items(), key=lambda item: str(item[1]["number"]))
+        own = {"incident": dict(by_number)}
+        own.update((table, dict(sorted(self.extra[table].items()))) for table in sorted(self.extra))
+        tables = {*self.shared.tables, *own}
         # Built from records of the right shapes only; validating every record of every world
         # again cost more than generating it (the audit judges each world against the model).
-        return Environment.model_construct(
-            model=ModelRef(name="itsm"),
-            initial_world=world,
-            id_fields={table: "sys_id" for table in world},
-            tools=list(tools),
+        return Environment.layered(
+            ModelRef(name="itsm"),
+            self.shared,
+            own,
+            {table: "sys_id" for table in sorted(tables)},
+            list(tools),
         )
 
+
+SHARED_TABLES: Final = ("sys_user_group", "sys_user", "cmdb_ci")
+"""The tables every world holds whole, beside its incidents."""
+REFERENCES: Final = {
+    table: tuple(
+        name
+        for (owner, name), target in INCIDENT_LINKS.items()
+        if (owner, target) == ("incident", table)
+    )
+    for table in SHARED_TABLES
+}
+"""The incident fields referring to each of those tables."""
 
 TOOLS: Final = (
     "list_incident",
@@ -283,19 +297,45 @@ def _ignored(model: ServiceModel, table: str) -> list[str]:
     return sorted(name for name, spec in resource.fields.items() if spec.server_generated)
 
 
+@dataclass(frozen=True, slots=True)
+class _Service:
+    """What every guard reads of the model, found once per model (finding it builds the
+    model's extensions)."""
+
+    model: ServiceModel
+    ignore: list[str]
+    notes: list[str]
+    effects: list[SideEffect]
+    effect_resources: list[str]
+
+
+_SERVICES: dict[int, _Service] = {}
+
+
+def _service(model: ServiceModel) -> _Service:
+    found = _SERVICES.get(id(model))
+    if found is None or found.model is not model:
+        ignore = sorted({*_ignored(model, "incident"), "incident_state"})
+        found = _Service(
+            model, ignore, note_fields(model), side_effects(model), side_effect_resources(model)
+        )
+        _SERVICES[id(model)] = found
+    return found
+
+
 def _guards(source: Source, allowed: list[AllowedChange], about: Sequence[str] = ()) -> list[Check]:
     """The collateral guard and the policy. A note on an incident the task is `about` is
     harmless; a journal entry anywhere else is charged to the incident it names."""
-    ignore = sorted({*_ignored(source.model, "incident"), "incident_state"})
-    notes = note_fields(source.model)
+    service = _service(source.model)
+    notes = service.notes
     return [
         NoCollateral(
             name="no_collateral",
             allowed=allowed,
             harmless=[Harmless(resource="incident", record_id=i, fields=notes) for i in about],
-            ignore_fields=ignore,
-            side_effects=side_effects(source.model),
-            ignore_resources=side_effect_resources(source.model),
+            ignore_fields=service.ignore,
+            side_effects=service.effects,
+            ignore_resources=service.effect_resources,
         ),
         Policy(
             name="policy",

@@ -19,7 +19,7 @@ from myna.itsm.importers.model import Incident, IncidentHistory
 from myna.itsm.importers.values import IncidentState
 from myna.itsm.scenarios.kinds import Scenario, awaits_caller, symptom_key
 from myna.replay.episode import AnswerStep, Episode, HttpStep
-from myna.replay.verify import normalise, scalar
+from myna.replay.verify import index_environment, normalise, scalar
 
 _NUMBER: Final = re.compile(r"\bINC\d{7}\b")
 _TABLE: Final = re.compile(r"^/api/now/table/(\w+)(?:/(\w+))?$")
@@ -246,8 +246,9 @@ def disagreements(history: IncidentHistory, scenario: Scenario) -> Iterator[str]
         return
     episode = scenario.episode
     final, touched, created, answer = _reference_end(episode)
+    initial = index_environment(episode.environment).get("incident", {})
     for sys_id, values in truth.incidents.items():
-        record = final.get(sys_id, {})
+        record = final.get(sys_id) or initial.get(sys_id, {})
         for name, value in values.items():
             if str(scalar(record.get(name))) != value:
                 shown = record.get(name)
@@ -268,11 +269,10 @@ def disagreements(history: IncidentHistory, scenario: Scenario) -> Iterator[str]
 def _reference_end(
     episode: Episode,
 ) -> tuple[dict[str, dict[str, Any]], set[str], dict[str, list[dict[str, Any]]], str | None]:
-    """The incidents as the reference leaves them (and which it writes), the records it
+    """The incidents the reference writes as it leaves them (and their ids), the records it
     creates, and its answer."""
-    final = {
-        str(r["sys_id"]): dict(r) for r in episode.environment.initial_world.get("incident", [])
-    }
+    initial = index_environment(episode.environment).get("incident", {})
+    final: dict[str, dict[str, Any]] = {}
     created: dict[str, list[dict[str, Any]]] = {}
     touched: set[str] = set()
     answer = None
@@ -287,16 +287,14 @@ def _reference_end(
         table, sys_id = path.groups()
         if step.method.upper() == "POST":
             created.setdefault(table, []).append(step.body)
-        elif table == "incident" and sys_id in final:
-            final[sys_id].update(step.body)
+        elif table == "incident" and sys_id in initial:
+            final.setdefault(sys_id, dict(initial[sys_id])).update(step.body)
             touched.add(sys_id)
     return final, touched, created, answer
 
 
 def _changed(episode: Episode, sys_id: str, record: dict[str, Any]) -> bool:
-    before = next(
-        r for r in episode.environment.initial_world["incident"] if str(r["sys_id"]) == sys_id
-    )
+    before = index_environment(episode.environment)["incident"][sys_id]
     notes = {"work_notes", "comments"}
     return any(
         str(scalar(record.get(k))) != str(scalar(before.get(k))) for k in set(record) - notes
