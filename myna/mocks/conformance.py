@@ -38,7 +38,7 @@ from myna.mocks.router import Match, Router
 from myna.mocks.seed import read_files, with_recorded
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
-from myna.schemas.records import receipt_id
+from myna.schemas.records import receipt_id, view_of
 from myna.traces.model import Body, Exchange, Session
 from myna.traces.redact import is_redacted
 
@@ -599,7 +599,10 @@ def _path_id(found: Match[Operation], resource: Resource) -> str | None:
 
 def _asks_for_rendering(model: ServiceModel, exchange: Exchange) -> bool:
     """Whether the request asked for another rendering of the records (labels in place of
-    values): such answers show no record as stored."""
+    values), by the model's learned renderings or as the learner tells label answers (a back
+    end whose extension renders learns none): such answers show no record as stored."""
+    if view_of(exchange.query, []) != "values":
+        return True
     sent = {name: value.lower() for name, value in exchange.query}
     return any(
         all(sent.get(name) == value.lower() for name, value in rendering.params.items())
