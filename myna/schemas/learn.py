@@ -474,7 +474,8 @@ class ServiceLearner:
         for base, observations in by_base.items():
             paths = [obs.segments[len(base) :] for obs in observations]
             shapes = [shape_signature(obs.unwrapped.records) for obs in observations]
-            templates = template_paths(paths, shapes, ids)
+            made = [_made_elsewhere(obs) for obs in observations]
+            templates = template_paths(paths, shapes, ids, made)
             for template, values in templates.param_values.items():
                 self.param_values[(*base, *template)] = values
             for index, obs in enumerate(observations):
@@ -636,6 +637,15 @@ class ServiceLearner:
         for op in self.ops.values():
             op.resource = operation_resource(op)
             op.kind = operation_kind(op)
+        items = {
+            op.template: op.resource for op in self.ops.values() if op.template[-1:] == (PARAM,)
+        }
+        for op in self.ops.values():
+            # POST /attachment/file beside /attachment/{id}: a route below a collection that
+            # makes records makes that collection's records.
+            owner = items.get((*op.template[:-1], PARAM)) if op.kind == "create" else None
+            if owner is not None and op.template[-1] != PARAM and len(op.template) >= 2:
+                op.resource = owner
 
     # pass 3 ----------------------------------------------------------------------------
 
@@ -1961,6 +1971,17 @@ def _created_pairs(
 
 
 _FILE_BODIES = frozenset({"text", "base64"})
+
+
+def _made_elsewhere(obs: Obs) -> bool:
+    """Whether a POST answered one record whose id its path does not hold: it made a record,
+    so its last segment names where records are made, not one of them."""
+    exchange = obs.exchange
+    records = obs.unwrapped.records
+    if exchange.method.upper() != "POST" or not 200 <= exchange.status < 300 or len(records) != 1:
+        return False
+    ids = [str(records[0][name]) for name in ID_FIELDS if records[0].get(name) not in (None, "")]
+    return bool(ids) and not set(ids) & set(obs.segments)
 
 
 def _decoded_size(value: Any) -> int:

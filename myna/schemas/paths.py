@@ -77,9 +77,12 @@ class Node:
     values: dict[str, int] = field(default_factory=dict)
     shapes: set[int] = field(default_factory=set)
     param: str | None = None
+    made: int = 0
+    """Exchanges ending here that made a record whose id is not in their path (a POST)."""
 
     def absorb(self, other: Node) -> None:
         self.hits += other.hits
+        self.made += other.made
         self.ends.extend(other.ends)
         self.shapes |= other.shapes
         for value, count in other.values.items():
@@ -102,6 +105,8 @@ class Sibling:
     shapes: frozenset[int]
     parent: str | None
     cross_referenced: bool
+    makes_records: bool = False
+    """Every exchange through this value ended at it and made a record with another id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +215,13 @@ def rule_shared_shape(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:
         yield Vote(-2, "answers with a record shape of its own")
 
 
+def rule_makes_records(sibling: Sibling, _: Siblings) -> Iterator[Vote]:
+    if sibling.makes_records and sibling.value_class == "word" and not sibling.cross_referenced:
+        # POST /attachment/file answering a new attachment: `file` names no record, it is
+        # where records are made, however much its answers look like its id siblings'.
+        yield Vote(-3, "every call here made a record with another id")
+
+
 def rule_resembles_ids(sibling: Sibling, siblings: Siblings) -> Iterator[Vote]:
     if sibling.cross_referenced or sibling.value_class != "word":
         return
@@ -242,6 +254,7 @@ RULES: tuple[Rule, ...] = (
     rule_table_container,
     rule_sibling_cardinality,
     rule_shared_shape,
+    rule_makes_records,
     rule_resembles_ids,
     rule_resembles_literals,
 )
@@ -270,7 +283,9 @@ class Templates:
     decisions: dict[tuple[str, ...], list[Vote]]
 
 
-def build_trie(paths: list[list[str]], shapes: list[int | None]) -> Node:
+def build_trie(
+    paths: list[list[str]], shapes: list[int | None], made: list[bool] | None = None
+) -> Node:
     root = Node()
     for index, segments in enumerate(paths):
         node = root
@@ -283,6 +298,8 @@ def build_trie(paths: list[list[str]], shapes: list[int | None]) -> Node:
             child.values[segment] = child.values.get(segment, 0) + 1
             node = child
         node.ends.append(index)
+        if made is not None and made[index]:
+            node.made += 1
         shape = shapes[index]
         if shape is not None:
             node.shapes.add(shape)
@@ -290,10 +307,14 @@ def build_trie(paths: list[list[str]], shapes: list[int | None]) -> Node:
 
 
 def template_paths(
-    paths: list[list[str]], shapes: list[int | None], id_values: frozenset[str] | set[str]
+    paths: list[list[str]],
+    shapes: list[int | None],
+    id_values: frozenset[str] | set[str],
+    made: list[bool] | None = None,
 ) -> Templates:
-    """Template every path; `shapes` is a record-shape signature per exchange (None: no body)."""
-    root = build_trie(paths, shapes)
+    """Template every path; `shapes` is a record-shape signature per exchange (None: no body),
+    `made` whether it made a record whose id is not in its path."""
+    root = build_trie(paths, shapes, made)
     result = Templates(of_exchange={}, param_values={}, decisions={})
     _template_node(root, (), None, id_values, result)
     return result
@@ -318,6 +339,7 @@ def _template_node(
             shapes=frozenset(child.shapes),
             parent=parent,
             cross_referenced=value in id_values,
+            makes_records=0 < child.made == child.hits,
         )
         for value, child in sorted(node.children.items())
     )

@@ -151,6 +151,23 @@ def test_a_username_that_is_also_a_route_stays_a_route() -> None:
     assert "/user/search" in templates(paths, ids={"user"})
 
 
+def test_where_records_are_made_stays_a_route_though_it_answers_like_its_ids() -> None:
+    # POST /attachment/file answers the attachment it made, shaped like GET /attachment/{id}.
+    hexes = [f"{n:032x}" for n in range(1, 4)]
+    paths = [split_path(f"/attachment/{value}") for value in [*hexes, "file", "file"]]
+    shapes: list[int | None] = [7] * len(paths)
+    made = [False] * len(hexes) + [True, True]
+
+    result = template_paths(paths, shapes, set(hexes), made)
+    found = {"/" + "/".join(template) for template in result.of_exchange.values()}
+
+    assert found == {"/attachment/{}", "/attachment/file"}
+    # Without the evidence that calls there make records, the shape pulls `file` in.
+    assert templates([f"/attachment/{v}" for v in [*hexes, "file"]], set(hexes), [7] * 4) == {
+        "/attachment/{}"
+    }
+
+
 def test_siblings_sharing_a_response_shape_with_ids_are_ids() -> None:
     sibling = Sibling("alpha", "word", 1, frozenset({7}), "widgets", False)
     known = Sibling("42", "integer", 1, frozenset({7}), "widgets", False)
