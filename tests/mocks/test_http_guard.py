@@ -62,8 +62,9 @@ def test_what_the_parser_refuses_is_the_services_400(
 
 @pytest.fixture(scope="module")
 def impatient() -> Iterator[tuple[str, int]]:
-    """`myna serve itsm --request-timeout 1` in its own process."""
-    with _server("sqlite://", "--request-timeout", "1") as (base_url, _):
+    """`myna serve itsm --request-timeout 3` in its own process: short enough to wait for,
+    long enough that a loaded machine never stretches a slow request (0.5 s) past it."""
+    with _server("sqlite://", "--request-timeout", "3") as (base_url, _):
         where = urlsplit(base_url)
         assert where.hostname is not None
         assert where.port is not None
