@@ -867,7 +867,7 @@ class Mock:
         status = contract.error_status
         upload = contract.operation.upload
         media_type = request.headers.get("content-type")
-        if upload is not None and "json" not in (media_type or ""):
+        if upload is not None and media_type and "json" not in media_type:
             return upload_record(upload, request.query, request.body, media_type)
         value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
