@@ -1127,6 +1127,14 @@ class ServiceLearner:
             if resource != name
         }
         found: set[str] = set()
+        for _obs, value in self._item_calls(name):
+            if value.isdigit():
+                continue
+            found.update(resource for resource, ids in others.items() if plain_id(value) in ids)
+        return sorted(found)
+
+    def _item_calls(self, name: str) -> Iterator[tuple[Obs, str]]:
+        """Each successful item call on the resource, with the id its path named."""
         for obs in self.observations:
             op = obs.op
             if (
@@ -1137,10 +1145,8 @@ class ServiceLearner:
             ):
                 continue
             value = _entity_of(obs, op)
-            if value is None or value.isdigit():
-                continue
-            found.update(resource for resource, ids in others.items() if plain_id(value) in ids)
-        return sorted(found)
+            if value is not None:
+                yield obs, value
 
     def _upload(self, op: OpStats) -> Upload | None:
         """How the operation's creates made records of files sent as their bodies, if any
@@ -1165,18 +1171,9 @@ class ServiceLearner:
         """The fields besides the id that this resource's item paths named records by: a
         path value that is not the answered record's id but another field's value."""
         votes: Counter[str] = Counter()
-        for obs in self.observations:
-            op = obs.op
-            if (
-                op is None
-                or op.resource != name
-                or op.kind not in _ITEM_KINDS
-                or not 200 <= obs.exchange.status < 300
-            ):
-                continue
-            value = _entity_of(obs, op)
+        for obs, value in self._item_calls(name):
             records = obs.unwrapped.records
-            if value is None or len(records) != 1 or str(records[0].get(id_field)) == value:
+            if len(records) != 1 or str(records[0].get(id_field)) == value:
                 continue
             # A project keyed BUG may be named BUG too: either may be the key, and the mock
             # looks a record up by any of them, so each counts.
