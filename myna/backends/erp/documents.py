@@ -119,7 +119,11 @@ class Lookup(Protocol):
 
 
 def build(lookup: Lookup, collection: str, sent: Row) -> Row:
-    """The record `sent` describes, with every derived field, or `Refused`."""
+    """The record `sent` describes, with every derived field, or `Refused`: first for an id
+    that names no record of the collection its field refers to."""
+    for name, target in REFERENCES.get(collection, {}).items():
+        if sent.get(name) is not None:
+            _referenced(lookup, target, sent, name)
     return BUILDERS[collection](lookup, sent)
 
 

@@ -64,6 +64,14 @@ def refusals() -> Iterator[None]:
         raise Rejection(refused.status, refused.message, fields=fields, code=refused.code) from None
 
 
+def refusal(rejection: Rejection) -> Rejection:
+    """The runtime's 404 for an unknown record names the field at fault, `id`, as the service
+    does."""
+    if rejection.status == 404 and rejection.resource is not None and not rejection.fields:
+        rejection.fields = ("id",)
+    return rejection
+
+
 def before_write(call: WriteCall) -> None:
     collection = COLLECTION_OF.get(call.resource.resource.name)
     if collection is None:
@@ -150,4 +158,5 @@ ERP = Extension(
     ),
     before_write=before_write,
     after_write=after_write,
+    refusal=refusal,
 )

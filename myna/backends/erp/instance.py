@@ -162,7 +162,6 @@ class Erp:
 
     def _create(self, collection: Collection, sent: Row) -> Row:
         documents.required(collection.name, sent)
-        self._check_references(collection, sent)
         row = documents.build(self, collection.name, sent)
         row = {
             "id": self._mint(collection),
@@ -179,7 +178,6 @@ class Erp:
     def _update(self, collection: Collection, row: Row, sent: Row) -> Row:
         documents.writable(collection.name, sent)
         documents.editable(collection.name, row, "change")
-        self._check_references(collection, sent)
         merged = {**row, **sent}
         rebuilt = documents.build(self, collection.name, merged)
         row.update(rebuilt, updated_at=self._stamp())
@@ -194,14 +192,6 @@ class Erp:
                 ):
                     raise Refused(409, "in_use", f"{row['id']} is referenced by {other}", "id")
         del self.records[collection.name][row["id"]]
-
-    def _check_references(self, collection: Collection, sent: Row) -> None:
-        for name, target in documents.REFERENCES.get(collection.name, {}).items():
-            value = sent.get(name)
-            if value is not None and value not in self.records[target]:
-                raise Refused(
-                    422, "invalid_reference", f"{name} names no {target} record {value!r}", name
-                )
 
     def _act(self, collection: Collection, row: Row, action: str, sent: Row) -> Row:
         row.update(documents.act(collection.name, action, row, sent, self._stamp()))
