@@ -13,7 +13,10 @@ throughout: ids come from counters, time from a clock the author advances.
 The rules a service model can state (a picklist's values and default, the fields a create must
 send, the values a state's entry sets) come from the org's `Rules` (rules.py): the catalogue's
 for the org that writes the corpus, the served model's for the org the `salesforce` extension
-serves. Everything else here is the catalogue's and this code's.
+serves. What a write may send and may not do to the other records (field-level checks, the
+access objects' rules, records in use) is `writes.py`'s, pure functions over the org as their
+`Lookup`; what a record holds besides (names, addresses, case closure, line totals) is
+`records.py`'s. Everything else here is the catalogue's and this code's.
 
 This is not the mock. The mock is learned from the traffic written here. The org shares with the
 runtime the SOQL and SOSL parsers and the filter evaluator (`myna.mocks.dialects`,
@@ -27,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote
 
@@ -48,7 +51,6 @@ from myna.backends.crm.objects import (
 from myna.backends.crm.permissions import PERMISSIONS, SET_FIELDS, permission_values
 from myna.backends.crm.records import (
     ADDRESS_PARTS,
-    Violation,
     address,
     case_values,
     case_violation,
@@ -58,6 +60,19 @@ from myna.backends.crm.records import (
     rolled_up_amount,
 )
 from myna.backends.crm.rules import CATALOGUE, Rules
+from myna.backends.crm.writes import (
+    Refused as Refused,
+)
+from myna.backends.crm.writes import (
+    access_rules,
+    checked,
+    deletable,
+    live,
+    of_profile,
+    refuse,
+    required_missing,
+    unique_pair,
+)
 from myna.errors import MockError
 from myna.mocks.dialects import QuerySyntaxError
 from myna.mocks.dialects.soql import FieldRef, SoqlQuery, malformed_query_message, parse_soql
@@ -94,28 +109,6 @@ CASCADES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "User": (("GroupMember", "UserOrGroupId"), ("PermissionSetAssignment", "AssigneeId")),
 }
 
-# Records not deleted while others point at them: (those others, their reference, the field
-# that names the record, why).
-IN_USE: Final[Mapping[str, tuple[tuple[str, str, str, str], ...]]] = {
-    "UserRole": (
-        ("User", "UserRoleId", "Name", "users are assigned to the role"),
-        ("UserRole", "ParentRoleId", "Name", "it has subordinate roles"),
-    ),
-    "PermissionSet": (
-        ("PermissionSetAssignment", "PermissionSetId", "Label", "it is assigned to users"),
-    ),
-}
-
-# The groups the platform keeps for the organization and for each role (the role's own and
-# the role with its subordinates): never deleted on their own.
-ROLE_GROUPS: Final = frozenset({"Role", "RoleAndSubordinates", "RoleAndSubordinatesInternal"})
-ORGANIZATION_GROUP: Final = "Organization"
-
-# Records that may exist once per pair of values: a membership, an assignment.
-UNIQUE_PAIRS: Final[Mapping[str, tuple[str, str]]] = {
-    "GroupMember": ("GroupId", "UserOrGroupId"),
-    "PermissionSetAssignment": ("AssigneeId", "PermissionSetId"),
-}
 
 # The settings a new user starts with switched on (a user the platform made, in a live org).
 NEW_USER_SETTINGS: Final = (
@@ -138,7 +131,6 @@ RESOURCES: Final = ("composite", "jobs", "limits", "query", "queryAll", "search"
 # getUpdated and getDeleted look back at most this far.
 REPLICATION_DAYS: Final = 30
 _APEX_CONVERT: Final = re.compile(r"^/services/apexrest/LeadConvert/([A-Za-z0-9]{15,18})/?$")
-_ID: Final = re.compile(r"^[a-zA-Z0-9]{15}(?:[a-zA-Z0-9]{3})?$")
 _BASE62: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # An id the org mints: key prefix (3), pod (2), reserved "0" (1), a 9-character base-62 record
 # number, then the case checksum (3).
@@ -158,49 +150,8 @@ def id_number(record_id: str, prefix: str) -> int | None:
     return number
 
 
-class Refused(MockError):
-    """A call the org answers with Salesforce's error list instead of a result."""
-
-    kind = "refused"
-
-    def __init__(
-        self, status: int, code: str, message: str, fields: Iterable[str] | None = ()
-    ) -> None:
-        self.status = status
-        self.code = code
-        self.fields = None if fields is None else list(fields)
-        super().__init__(message, status=status, code=code)
-
-    def body(self) -> list[dict[str, Any]]:
-        entry: dict[str, Any] = {"message": self.message, "errorCode": self.code}
-        if self.fields is not None:
-            entry["fields"] = self.fields
-        return [entry]
-
-
-def refuse(violation: Violation | None) -> None:
-    """Raise a rule's violation (`records.py`) as the org's refusal; nothing when there is none."""
-    if violation is not None:
-        raise Refused(violation.status, violation.code, violation.message, violation.fields)
-
-
 def not_found() -> Refused:
     return Refused(404, "NOT_FOUND", "The requested resource does not exist", None)
-
-
-def required_missing(names: list[str]) -> Refused:
-    return Refused(
-        400, "REQUIRED_FIELD_MISSING", f"Required fields are missing: [{', '.join(names)}]", names
-    )
-
-
-def bad_picklist(spec: Field, value: Any) -> Refused:
-    return Refused(
-        400,
-        "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
-        f"{spec.label}: bad value for restricted picklist field: {value}",
-        [spec.name],
-    )
 
 
 def not_allowed(method: str, allowed: Iterable[str]) -> Refused:
@@ -212,81 +163,12 @@ def not_allowed(method: str, allowed: Iterable[str]) -> Refused:
     )
 
 
-def live(row: Row) -> bool:
-    """Not in the recycle bin (records of setup objects are never there: they are deleted)."""
-    return not row.get("IsDeleted")
-
-
-def delete_failed(label: str, reason: str) -> Refused:
-    return Refused(
-        400,
-        "DELETE_FAILED",
-        f"Your attempt to delete {label} could not be completed because {reason}.",
-        [],
-    )
-
-
-def _group_label(row: Row) -> str:
-    """How a refusal names a group: its name; a role's groups have none, only the role's
-    developer name."""
-    return str(row["Name"] or row["DeveloperName"] or row["Id"])
-
-
 def _row_methods(obj: SObject) -> tuple[str, ...]:
     """The writes a record of the object takes besides GET and HEAD."""
     return tuple(
         method
         for method, flag in (("PATCH", "updateable"), ("DELETE", "deletable"))
         if obj.flags[flag]
-    )
-
-
-def _json_token(value: Any) -> str:
-    """A JSON value as Salesforce's parser names it in a refusal: its token, then its text."""
-    if isinstance(value, dict):
-        return "START_OBJECT value {"
-    if isinstance(value, list):
-        return "START_ARRAY value ["
-    if isinstance(value, bool):
-        return f"VALUE_{str(value).upper()} value {str(value).lower()}"
-    if isinstance(value, int):
-        return f"VALUE_NUMBER_INT value {value}"
-    if isinstance(value, float):
-        return f"VALUE_NUMBER_FLOAT value {value}"
-    return f"VALUE_STRING value {value}"
-
-
-def not_deserialized(kind: str, value: Any) -> Refused:
-    """A value of a JSON type the field cannot take (an object or array for any field, text for
-    a number or checkbox)."""
-    return Refused(
-        400,
-        "JSON_PARSER_ERROR",
-        f"Cannot deserialize instance of {kind} from {_json_token(value)} or request may be "
-        "missing a required field",
-        None,
-    )
-
-
-# The type Salesforce's parser binds a field's value to, by field type (text otherwise).
-_JSON_KINDS: Final[Mapping[str, str]] = {
-    "boolean": "boolean",
-    "currency": "double",
-    "double": "double",
-    "percent": "double",
-    "int": "int",
-    "date": "date",
-    "datetime": "datetime",
-}
-
-
-def not_writable(names: list[str]) -> Refused:
-    return Refused(
-        400,
-        "INVALID_FIELD_FOR_INSERT_UPDATE",
-        f"Unable to create/update fields: {', '.join(names)}. Please check the security settings "
-        "of this field and verify that it is read/write for your profile or permission set.",
-        names,
     )
 
 
@@ -656,7 +538,7 @@ class Org:
             raise not_allowed(request.method, allowed)
         if request.method in ("PATCH", "DELETE"):
             # A record in the recycle bin is still known: a write to it says so.
-            binned = self._lookup(obj.name, record_id)
+            binned = self.record(obj.name, record_id)
             if binned is not None and binned.get("IsDeleted"):
                 raise Refused(404, "ENTITY_IS_DELETED", "entity is deleted", [])
         row = self.find(obj.name, record_id)
@@ -753,20 +635,23 @@ class Org:
     # -- records -------------------------------------------------------------------------------
 
     def find(self, name: str, record_id: str) -> Row:
-        row = self._lookup(name, record_id)
+        row = self.record(name, record_id)
         if row is None or not live(row):
             raise not_found()
         return row
 
-    def _lookup(self, name: str, record_id: str) -> Row | None:
+    def record(self, name: str, record_id: str) -> Row | None:
         rows = self.rows[name]
         if len(record_id) == 15:
             return next((row for key, row in rows.items() if key[:15] == record_id), None)
         return rows.get(record_id)
 
+    def every(self, name: str) -> Iterable[Row]:
+        return self.rows[name].values()
+
     def create(self, name: str, values: Mapping[str, Any], user: str) -> str:
         obj = OBJECTS[name]
-        sent = self._checked(obj, values, creating=True)
+        sent = checked(self, self.rules, obj, values, creating=True)
         for field_name, default in self.rules.defaults.get(name, {}).items():
             if sent.get(field_name) in (None, ""):
                 sent[field_name] = default
@@ -779,8 +664,8 @@ class Org:
         ]
         if missing:
             raise required_missing(missing)
-        self._access_rules(name, None, sent)
-        self._unique_pair(name, sent)
+        access_rules(self, name, None, sent)
+        unique_pair(self, name, sent)
         record_id = self.new_id(obj.key_prefix)
         row = self._system_fields(name, record_id, sent, user)
         if name == "Case":
@@ -805,7 +690,7 @@ class Org:
         row = self.find(name, record_id)
         if name == "Lead":
             refuse(converted_lead(row))
-        sent = self._checked(obj, values, creating=False)
+        sent = checked(self, self.rules, obj, values, creating=False)
         cleared = [
             spec.name
             for spec in obj.fields
@@ -815,7 +700,7 @@ class Org:
         ]
         if cleared:
             raise required_missing(cleared)
-        self._access_rules(name, row, sent)
+        access_rules(self, name, row, sent)
         after = {**row, **sent}
         self._derive(obj, row, after, sent)
         self._touch(after, user)
@@ -826,7 +711,7 @@ class Org:
     def delete(self, name: str, record_id: str, user: str) -> None:
         obj = OBJECTS[name]
         row = self.find(name, record_id)
-        self._before_delete(name, row)
+        deletable(self, name, row)
         if obj.soft_deleted:
             row.update(IsDeleted=True, SystemModstamp=self.stamp())
         else:
@@ -844,103 +729,6 @@ class Org:
         if name == "OpportunityLineItem":
             self._roll_up(row)
 
-    def _checked(self, obj: SObject, values: Mapping[str, Any], *, creating: bool) -> Row:
-        """The client's values under their API names, after Salesforce's field-level checks."""
-        sent: Row = {}
-        unknown = [key for key in values if key != "attributes" and not obj.has(key)]
-        if unknown:
-            raise Refused(
-                400,
-                "INVALID_FIELD",
-                f"No such column '{unknown[0]}' on sobject of type {obj.name}",
-                [],
-            )
-        locked = []
-        for key, value in values.items():
-            if key == "attributes":
-                continue
-            spec = obj.field(key)
-            writable = spec.createable if creating else spec.updateable
-            if not writable:
-                locked.append(spec.name)
-                continue
-            sent[spec.name] = self._value(obj, spec, value)
-        if locked:
-            raise not_writable(locked)
-        for spec in obj.fields:
-            if spec.unique and sent.get(spec.name) not in (None, ""):
-                for other in self.where(obj.name, spec.name, sent[spec.name]):
-                    if live(other):
-                        raise Refused(
-                            400,
-                            "DUPLICATE_VALUE",
-                            f"duplicate value found: {spec.name} duplicates value on record "
-                            f"with id: {other['Id']}",
-                            [],
-                        )
-        return sent
-
-    def _value(self, obj: SObject, spec: Field, value: Any) -> Any:
-        if value is None or value == "":
-            return None
-        kind = _JSON_KINDS.get(spec.type, "string")
-        if isinstance(value, dict | list):
-            # Every field takes a scalar: Salesforce's parser refuses a JSON object or array.
-            raise not_deserialized(kind, value)
-        if spec.type == "picklist":
-            allowed = self.rules.allowed(obj.name, spec.name)
-            if allowed is not None and value not in allowed:
-                raise bad_picklist(spec, value)
-            return str(value)
-        if spec.type == "boolean":
-            if not isinstance(value, bool):
-                raise not_deserialized(kind, value)
-            return value
-        if spec.type in ("currency", "double", "percent"):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise not_deserialized(kind, value)
-            return float(value)
-        if spec.type == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise not_deserialized(kind, value)
-            return value
-        if spec.type == "reference":
-            return self._reference(spec, str(value))
-        if spec.type == "date":
-            try:
-                return date.fromisoformat(str(value)).isoformat()
-            except ValueError:
-                raise Refused(
-                    400,
-                    "JSON_PARSER_ERROR",
-                    f"Cannot deserialize value of type `java.util.Date` from String "
-                    f'"{value}": expected format "yyyy-MM-dd"',
-                    None,
-                ) from None
-        return str(value)
-
-    def _reference(self, spec: Field, value: str) -> str:
-        target = BY_PREFIX.get(value[:3])
-        if _ID.match(value) and target is None and len(catalogued(spec)) < len(spec.reference_to):
-            # An id of an object this org does not ship (a user license, a call center): well
-            # formed is all that can be checked.
-            return value
-        if not _ID.match(value) or target is None:
-            raise Refused(
-                400,
-                "MALFORMED_ID",
-                f"{spec.label}: id value of incorrect type: {value}",
-                [spec.name],
-            )
-        row = self._lookup(target, value)
-        if target not in spec.reference_to or row is None or not live(row):
-            raise Refused(
-                400,
-                "INVALID_CROSS_REFERENCE_KEY",
-                "invalid cross reference id",
-                [spec.name],
-            )
-        return str(row["Id"])
 
     # -- the platform's automation -------------------------------------------------------------
 
@@ -980,7 +768,7 @@ class Org:
         for field_name, default in self.rules.defaults.get("User", {}).items():
             if row[field_name] is None:
                 row[field_name] = default
-        profile = self._lookup("Profile", row["ProfileId"]) if row["ProfileId"] else None
+        profile = self.record("Profile", row["ProfileId"]) if row["ProfileId"] else None
         row["UserType"] = profile["UserType"] if profile is not None else "Standard"
         files = self.host.replace(".my.salesforce.com", ".file.force.com")
         for name, size in (("FullPhotoUrl", "F"), ("SmallPhotoUrl", "T"), ("MediumPhotoUrl", "M")):
@@ -1049,100 +837,6 @@ class Org:
                 owned.update(mirrored)
                 self._touch(owned, user)
 
-    def _before_delete(self, name: str, row: Row) -> None:
-        """What stays: a role someone holds or with subordinate roles, a permission set assigned
-        to anyone, the organization's group and a role's sharing groups (they go with the role),
-        and the assignment through which a user holds its profile (it moves with `ProfileId`)."""
-        for child, reference, label, reason in IN_USE.get(name, ()):
-            if any(
-                live(other) and other[reference] == row["Id"] for other in self.rows[child].values()
-            ):
-                raise delete_failed(row[label], reason)
-        if name == "Group" and row["Type"] == ORGANIZATION_GROUP:
-            raise delete_failed(_group_label(row), "it is the organization's group")
-        if name == "Group" and row["Type"] in ROLE_GROUPS and row["RelatedId"] is not None:
-            role = self._lookup("UserRole", row["RelatedId"])
-            if role is not None:
-                raise delete_failed(
-                    _group_label(row), f"it is a sharing group of the role {role['Name']}"
-                )
-        if name == "PermissionSetAssignment" and self._of_profile(row):
-            raise delete_failed(row["Id"], "it gives the user its profile")
-
-    def _access_rules(self, name: str, before: Row | None, sent: Row) -> None:
-        """The access objects' rules on a write: the role hierarchy and group nesting have no
-        loops, and a permission set a profile owns is assigned only through the profile."""
-        if name == "UserRole" and before is not None and sent.get("ParentRoleId"):
-            parent = self._lookup("UserRole", sent["ParentRoleId"])
-            if parent is not None and before["Id"] in self._role_chain(parent["Id"]):
-                raise Refused(
-                    400,
-                    "CIRCULAR_DEPENDENCY",
-                    f"The role hierarchy can't loop: {before['Name']} would be above itself "
-                    f"through {parent['Name']}.",
-                    ["ParentRoleId"],
-                )
-        if name == "GroupMember" and sent.get("GroupId") and sent.get("UserOrGroupId"):
-            group, member = sent["GroupId"], sent["UserOrGroupId"]
-            if group in self._nested_groups(member):
-                label = _group_label(self.rows["Group"][group])
-                raise Refused(
-                    400,
-                    "CIRCULAR_DEPENDENCY",
-                    f"A group can't contain itself: {label} would be a member of itself.",
-                    ["UserOrGroupId"],
-                )
-        if name == "PermissionSetAssignment" and self._of_profile(sent):
-            raise Refused(
-                400,
-                "INVALID_CROSS_REFERENCE_KEY",
-                "Permission Set ID: a permission set a profile owns is assigned through the "
-                "profile: change the user's ProfileId instead",
-                ["PermissionSetId"],
-            )
-
-    def _role_chain(self, role_id: str) -> list[str]:
-        """The role and every role above it, nearest first (stopping at a loop a seed has)."""
-        chain: list[str] = []
-        current: str | None = role_id
-        while current is not None and current not in chain:
-            chain.append(current)
-            role = self._lookup("UserRole", current)
-            current = role["ParentRoleId"] if role is not None else None
-        return chain
-
-    def _nested_groups(self, member: str) -> set[str]:
-        """The group `member` (when it is one) and every group inside it, however deep."""
-        found: set[str] = set()
-        pending = [member]
-        while pending:
-            group = pending.pop()
-            if group in found or BY_PREFIX.get(group[:3]) != "Group":
-                continue
-            found.add(group)
-            pending.extend(
-                str(row["UserOrGroupId"])
-                for row in self.rows["GroupMember"].values()
-                if row["GroupId"] == group and row["UserOrGroupId"] is not None
-            )
-        return found
-
-    def _unique_pair(self, name: str, sent: Row) -> None:
-        """A user or group joins a group once, and is assigned a permission set once."""
-        pair = UNIQUE_PAIRS.get(name)
-        if pair is None:
-            return
-        if any(sent.get(key) is None for key in pair):
-            return
-        for other in self.rows[name].values():
-            if all(other[key] == sent[key] for key in pair):
-                raise Refused(
-                    400,
-                    "DUPLICATE_VALUE",
-                    "duplicate value found: <unknown> duplicates value on record with id: "
-                    "<unknown>",
-                    [],
-                )
 
     def _owned_set(self, profile_id: str) -> Row | None:
         return next(
@@ -1154,11 +848,6 @@ class Org:
             None,
         )
 
-    def _of_profile(self, assignment: Row) -> bool:
-        """Whether the assignment is of a permission set a profile owns."""
-        assigned = assignment.get("PermissionSetId")
-        permission_set = self._lookup("PermissionSet", assigned) if assigned else None
-        return permission_set is not None and bool(permission_set["IsOwnedByProfile"])
 
     def _assign_profile(self, user: Row, actor: str) -> None:
         """A user holds its profile through an assignment of the permission set the profile
@@ -1168,7 +857,7 @@ class Org:
             (
                 assignment
                 for assignment in self.rows["PermissionSetAssignment"].values()
-                if assignment["AssigneeId"] == user["Id"] and self._of_profile(assignment)
+                if assignment["AssigneeId"] == user["Id"] and of_profile(self, assignment)
             ),
             None,
         )
