@@ -14,9 +14,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from faker import Faker
-
-from myna.mocks.seed import type_of, value_from_schema
+from myna.mocks.seed import pooled_faker, type_of, value_from_schema
 from myna.schemas.model import FieldSpec, JsonSchema, Resource
 from myna.schemas.shape import OBSERVED
 
@@ -124,9 +122,7 @@ def _usual_value(resource: Resource, name: str, spec: FieldSpec) -> Any:
 def _drawn(schema: JsonSchema, name: str) -> Any:
     """One value the seeding generator draws for the schema, the same on every run."""
     rng = random.Random(json.dumps(schema, sort_keys=True))
-    fake = Faker("en_US")
-    fake.seed_instance(rng.getrandbits(64))
-    return value_from_schema(schema, name, rng, fake, 0)
+    return value_from_schema(schema, name, rng, pooled_faker(rng), 0)
 
 
 def _branch(schema: JsonSchema, kind: str) -> JsonSchema:

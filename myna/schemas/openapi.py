@@ -35,6 +35,7 @@ from myna.schemas.model import (
     ResponseSpec,
     ServiceModel,
 )
+from myna.schemas.model_cache import cached_parse
 from myna.traces.formats import PEEK_BYTES, Peek, detect_format
 
 __all__ = ["component_name", "dumps", "from_openapi", "load", "loads", "save", "to_openapi"]
@@ -397,7 +398,12 @@ def dumps(model: ServiceModel) -> str:
 
 
 def loads(text: str, *, source: str | None = None) -> ServiceModel:
-    """Parse YAML text written by `dumps` (or by hand) into a model."""
+    """Parse YAML text written by `dumps` (or by hand) into a model (a large one is read from
+    the parsed models kept by `model_cache` when an earlier load parsed the same text)."""
+    return cached_parse(text, lambda parsed: _parse(parsed, source))
+
+
+def _parse(text: str, source: str | None) -> ServiceModel:
     try:
         document = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as broken:
