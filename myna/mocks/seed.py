@@ -307,6 +307,52 @@ def _counts(model: ServiceModel, records: int | Mapping[str, int]) -> dict[str, 
     return {name: int(records.get(name, 0)) for name in model.resources}
 
 
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """What `_Generator._record` needs of one field, found once per resource: a large world
+    asks it of every field of every record."""
+
+    name: str
+    spec: FieldSpec
+    required: bool  # by the model, whatever the record's states
+    unique: bool
+    born_with_default: bool
+    # The constants a reference's learned schema limits it to (if any).
+    constants: tuple[str, ...] | None = None
+    # An enum's prepared draws (`_draw`): when the field may be empty, and when it may not.
+    draws: tuple[_Draw, _Draw] | None = None
+
+
+def _slots(resource: Resource) -> list[_Slot]:
+    slots = []
+    for name, spec in resource.fields.items():
+        if name == resource.id_field:
+            continue
+        constants = None
+        if spec.reference is not None:
+            choices = _choices(reference_id_schema(spec))
+            constants = None if choices is None else tuple(choices)
+        draws = None
+        if spec.enum_frequencies:
+            frequencies, schema = spec.enum_frequencies, spec.schema_
+            draws = (
+                _draw(frequencies, schema, filled=False),
+                _draw(frequencies, schema, filled=True),
+            )
+        slots.append(
+            _Slot(
+                name,
+                spec,
+                required=spec.required or spec.required_on_create,
+                unique=name in resource.unique,
+                born_with_default=_born_with_default(spec),
+                constants=constants,
+                draws=draws,
+            )
+        )
+    return slots
+
+
 class _Generator:
     """The per-run state of generation: ids made so far, counters, values of unique fields."""
 
@@ -317,9 +363,12 @@ class _Generator:
         self.counters: dict[str, int] = {}
         self.unique_values: dict[tuple[str, str], set[str]] = {}
         self.as_strings = model.conventions.values_as_strings
-        self.time_fields: dict[str, list[tuple[str, FieldSpec]]] = {}
+        self.time_fields: dict[str, list[tuple[str, FieldSpec, str]]] = {}
         # id(field spec), filled -> an enum's prepared draw; the model keeps the specs alive.
         self.draws: dict[tuple[int, bool], _Draw] = {}
+        self.slots: dict[str, list[_Slot]] = {}
+        # (resource, field, ids made of its target) -> the constants among them (`_reference`).
+        self.constant_targets: dict[tuple[str, str, int], list[Any]] = {}
 
     def resource(self, resource: Resource, count: int) -> Iterator[tuple[str, str, Record]]:
         # One random stream per resource: adding a resource to the model leaves the others'
@@ -341,7 +390,7 @@ class _Generator:
             record = self._record(resource, rng, fake)
             record = {resource.id_field: id_value, **record}
             if self.as_strings:
-                record = _stringify(record)
+                record = _stringified(record)
             made.append(record[resource.id_field])
             yield resource.name, record_id, record
 
@@ -368,7 +417,7 @@ class _Generator:
                 continue
             drawn = self._record(resource, rng, fake)
             if self.as_strings:
-                drawn = _stringify(drawn)
+                drawn = _stringified(drawn)
             filled = {
                 field: drawn[field]
                 for field in resource.fields
@@ -395,16 +444,18 @@ class _Generator:
         required_now, owned_by_states = _state_fields(resource.state_machines, states)
         times = self._timeline(resource, rng, required_now, owned_by_states)
         record: Record = {}
-        for name, spec in resource.fields.items():
-            if name == resource.id_field:
-                continue
-            needed = spec.required or spec.required_on_create or name in required_now
+        slots = self.slots.get(resource.name)
+        if slots is None:
+            slots = self.slots[resource.name] = _slots(resource)
+        for slot in slots:
+            name, spec = slot.name, slot.spec
+            needed = slot.required or name in required_now
             if name in states:
                 record[name] = _typed_enum(states[name], spec.schema_)
             elif name in owned_by_states and not needed:
                 self._leave_empty(record, spec)
             elif spec.reference is not None:
-                value = self._reference(spec, spec.reference, rng, needed)
+                value = self._reference(resource, slot, spec.reference, rng, needed)
                 if value is None:
                     self._leave_empty(record, spec)
                 else:
@@ -413,12 +464,16 @@ class _Generator:
                 record[name] = self._new_id(resource, name, spec.generator, rng)[1]
             elif name in times:
                 record[name] = times[name]
-            elif _born_with_default(spec):
+            elif slot.born_with_default:
                 record[name] = spec.default
             elif not needed and rng.random() < _EMPTY_SHARE:
                 self._leave_empty(record, spec)
-            else:
+            elif slot.unique:
                 record[name] = self._unique(resource, spec, rng, fake, needed=needed)
+            elif slot.draws is not None:
+                record[name] = _pick(slot.draws[needed], rng)
+            else:
+                record[name] = _value(spec, rng, fake, filled=needed, draws=self.draws)
         for sm in resource.state_machines:
             entry = sm.sets_on_entry.get(states[sm.field])
             if entry is not None:
@@ -443,8 +498,6 @@ class _Generator:
         *,
         needed: bool,
     ) -> Any:
-        if spec.name not in resource.unique:
-            return _value(spec, rng, pooled, filled=needed, draws=self.draws)
         fake = pooled.faker  # a unique field's values must not repeat
         value = _value(spec, rng, fake, filled=needed, draws=self.draws)
         seen = self.unique_values.setdefault((resource.name, spec.name), set())
@@ -458,27 +511,42 @@ class _Generator:
         return value
 
     def _reference(
-        self, spec: FieldSpec, reference: Reference, rng: random.Random, needed: bool
+        self,
+        resource: Resource,
+        slot: _Slot,
+        reference: Reference,
+        rng: random.Random,
+        needed: bool,
     ) -> Any:
         """An id of a record already made, or the constant the field's learned value is limited
         to; None when there is neither (a broken cycle)."""
         target = self.model.resources.get(reference.resource)
         targets = self.ids.get(reference.resource, [])
-        constants = _choices(reference_id_schema(spec))
-        if constants is not None:
-            # A learned enum of ids names records of the corpus, which need not exist here.
-            made = {str(target_id) for target_id in targets}
-            targets = [
-                value
-                for value in constants
-                if value in made or (target is not None and not could_be_id(target, value))
-            ]
+        if slot.constants is not None:
+            targets = self._constant_targets(resource, slot, target, targets)
         if not targets or (not needed and rng.random() < _EMPTY_SHARE):
             return None
         target_id = rng.choice(targets)
         if reference.style == "object" and target is not None:
             return {target.id_field: target_id}
         return target_id
+
+    def _constant_targets(
+        self, resource: Resource, slot: _Slot, target: Resource | None, made: list[Any]
+    ) -> list[Any]:
+        """The constants of a reference's learned enum that name a record made so far or that
+        no record could be (found again only when more records have been made)."""
+        key = (resource.name, slot.name, len(made))
+        found = self.constant_targets.get(key)
+        if found is None:
+            # A learned enum of ids names records of the corpus, which need not exist here.
+            ids = {str(target_id) for target_id in made}
+            found = self.constant_targets[key] = [
+                value
+                for value in slot.constants or ()
+                if value in ids or (target is not None and not could_be_id(target, value))
+            ]
+        return found
 
     def _timeline(
         self,
@@ -487,25 +555,24 @@ class _Generator:
         required_now: set[str],
         owned_by_states: set[str],
     ) -> dict[str, Any]:
-        names = [
-            name
-            for name, spec in self._time_fields(resource)
-            if name not in owned_by_states or name in required_now or spec.required
-        ]
         moment = ANCHOR - timedelta(days=rng.uniform(2, 400))
         times: dict[str, Any] = {}
-        for name in names:  # in the order of a record's life (`_time_fields`)
+        # In the order of a record's life (`_time_fields`).
+        for name, spec, layout in self._time_fields(resource):
+            if name in owned_by_states and name not in required_now and not spec.required:
+                continue
             moment += timedelta(minutes=rng.uniform(1, 4 * 24 * 60))
-            times[name] = self._format_time(moment, resource.fields[name])
+            times[name] = moment.strftime(layout)
         return times
 
-    def _time_fields(self, resource: Resource) -> list[tuple[str, FieldSpec]]:
-        """The resource's fields a record's timeline fills, in the order of a record's life
-        (found once per resource)."""
+    def _time_fields(self, resource: Resource) -> list[tuple[str, FieldSpec, str]]:
+        """The resource's fields a record's timeline fills, in the order of a record's life,
+        each with its `strftime` layout (found once per resource: seeding asks for every
+        record)."""
         found = self.time_fields.get(resource.name)
         if found is None:
             fields = [
-                (name, spec)
+                (name, spec, self._time_layout(spec))
                 for name, spec in resource.fields.items()
                 if _is_time(spec)
                 and name != resource.id_field
@@ -517,15 +584,12 @@ class _Generator:
             )
         return found
 
-    def _format_time(self, moment: datetime, spec: FieldSpec) -> str:
+    def _time_layout(self, spec: FieldSpec) -> str:
         if spec.schema_.get("format") == "date":
-            return moment.date().isoformat()
+            return "%Y-%m-%d"
         if unwrap_pattern(str(spec.schema_.get("pattern", ""))) == SPACED_DATETIME:
-            return moment.strftime("%Y-%m-%d %H:%M:%S")
-        pattern = self.model.conventions.datetime_format
-        if pattern:
-            return moment.strftime(pattern)
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+            return "%Y-%m-%d %H:%M:%S"
+        return self.model.conventions.datetime_format or "%Y-%m-%dT%H:%M:%SZ"
 
 
 def reference_id_schema(spec: FieldSpec) -> JsonSchema:
@@ -726,11 +790,7 @@ def _value(
             draw = _draw(spec.enum_frequencies, spec.schema_, filled=filled)
             if draws is not None:
                 draws[key] = draw
-        options, cumulative = draw
-        # What `rng.choices(options, cum_weights=cumulative)[0]` draws, without its set-up.
-        return options[
-            bisect.bisect(cumulative, rng.random() * cumulative[-1], 0, len(options) - 1)
-        ]
+        return _pick(draw, rng)
     schema = spec.schema_
     enum = schema.get("enum")
     if filled and enum and any(option != "" for option in enum):
@@ -739,6 +799,12 @@ def _value(
 
 
 _Draw = tuple[list[Any], list[float]]
+
+
+def _pick(draw: _Draw, rng: random.Random) -> Any:
+    """What `rng.choices(options, cum_weights=cumulative)[0]` draws, without its set-up."""
+    options, cumulative = draw
+    return options[bisect.bisect(cumulative, rng.random() * cumulative[-1], 0, len(options) - 1)]
 
 
 def _draw(frequencies: Mapping[str, int], schema: JsonSchema, *, filled: bool) -> _Draw:
@@ -958,6 +1024,13 @@ def _provider_for(name: str) -> str:
         (provider for words, provider in _BY_NAME if any(word in lowered for word in words)),
         "word",
     )
+
+
+def _stringified(record: Record) -> Record:
+    """`_stringify` of a record, its text values (most of them) passed through as they are."""
+    return {
+        name: value if type(value) is str else _stringify(value) for name, value in record.items()
+    }
 
 
 def _stringify(value: Any) -> Any:
