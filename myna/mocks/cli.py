@@ -156,87 +156,92 @@ def serve(
     ] = REQUEST_TIMEOUT,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
-    import os
-    import tempfile
+    # The collector stays off until the server is built (`_StartUp`), its imports included.
+    with _StartUp() as start_up:
+        import os
+        import tempfile
 
-    from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials, secret_token
-    from myna.mocks.console.app import CONSOLE_PREFIX
-    from myna.mocks.runtime import DEFAULT_WORLD
-    from myna.mocks.serve import make_tls, serve_workers, server_for
+        from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials, secret_token
+        from myna.mocks.console.app import CONSOLE_PREFIX
+        from myna.mocks.runtime import DEFAULT_WORLD
+        from myna.mocks.serve import make_tls, serve_workers, server_for
 
-    if ca_out is not None and not tls:
-        raise MockError("--ca-out needs --tls", field="--ca-out")
-    if workers > 1 and _private_database(db):
-        raise MockError(
-            "--workers share worlds through the database: give --db sqlite:///FILE.db or a "
-            "postgresql+psycopg:// URL (an in-memory database is one process's own)",
-            field="--workers",
-        )
-    token = secret_token(admin_token_file, ADMIN_TOKEN_ENV, option="--admin-token-file")
+        if ca_out is not None and not tls:
+            raise MockError("--ca-out needs --tls", field="--ca-out")
+        if workers > 1 and _private_database(db):
+            raise MockError(
+                "--workers share worlds through the database: give --db sqlite:///FILE.db or a "
+                "postgresql+psycopg:// URL (an in-memory database is one process's own)",
+                field="--workers",
+            )
+        token = secret_token(admin_token_file, ADMIN_TOKEN_ENV, option="--admin-token-file")
 
-    def build_mock() -> Mock:
-        return served_mock(
-            model_spec,
-            db=db,
-            seed=seed,
-            records=records,
-            records_of=record_counts(records_of or []),
-            seed_dir=seed_dir,
-            generated=generated,
-            world=world,
-            credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
-            admin_token=token,
-            open_worlds=open_worlds,
-            seed_cache=seed_cache,
-        )
-
-    mock = build_mock()  # seeds the default world once, before any worker starts
-    model = mock.model
-    console = Console(stderr=True)
-    with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
-        files = make_tls(Path(scratch), host) if tls else None
-        if files is not None and ca_out is not None:
-            try:
-                ca_out.write_bytes(files.ca_pem)
-            except OSError as failed:
-                message = f"cannot write the CA certificate: {failed.strerror}"
-                raise MockError(message, file=str(ca_out), field="--ca-out") from None
-        base = f"{'https' if tls else 'http'}://{host}:{port}"
-        console.print(f"[bold]{model.title or model.name}[/] at {base}")
-        console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
-        if admin_token_file is None and ADMIN_TOKEN_ENV not in os.environ:
-            console.print(f"admin API: {base}/_myna/admin/ with token {token}")
-            console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
-        else:
-            console.print(f"admin API: {base}/_myna/admin/ with the token you gave")
-            console.print(f"console: {base}{CONSOLE_PREFIX}/")
-        if ca_out is not None:
-            console.print(f"CA certificate: {ca_out}")
-
-        def build_server(served: Mock) -> uvicorn.Server:
-            return server_for(
-                served,
-                host=host,
-                port=port,
-                tls=files,
-                # A network database makes each request wait on I/O: keep the event loop free.
-                threadpool=not db.startswith("sqlite"),
-                log_level="info",
-                # Facts pinned in the console are written to a model file, never to a built-in.
-                model_file=Path(model_spec) if named_backend(model_spec) is None else None,
-                results=results,
-                request_timeout=request_timeout,
+        def build_mock() -> Mock:
+            return served_mock(
+                model_spec,
+                db=db,
+                seed=seed,
+                records=records,
+                records_of=record_counts(records_of or []),
+                seed_dir=seed_dir,
+                generated=generated,
+                world=world,
+                credentials=Credentials.parse(credential) if credential else DEFAULT_CREDENTIALS,
+                admin_token=token,
+                open_worlds=open_worlds,
+                seed_cache=seed_cache,
             )
 
-        if workers == 1:
-            build_server(mock).run()
-            return
-        console.print(f"{workers} workers share the worlds in {db}")
-        mock.store.close()  # each worker opens its own connections after the fork
-        status = serve_workers(
-            lambda: build_server(build_mock()), workers=workers, host=host, port=port
-        )
-        raise typer.Exit(status)
+        mock = build_mock()  # seeds the default world once, before any worker starts
+        model = mock.model
+        console = Console(stderr=True)
+        with tempfile.TemporaryDirectory(prefix="myna-tls-") as scratch:
+            files = make_tls(Path(scratch), host) if tls else None
+            if files is not None and ca_out is not None:
+                try:
+                    ca_out.write_bytes(files.ca_pem)
+                except OSError as failed:
+                    message = f"cannot write the CA certificate: {failed.strerror}"
+                    raise MockError(message, file=str(ca_out), field="--ca-out") from None
+            base = f"{'https' if tls else 'http'}://{host}:{port}"
+            console.print(f"[bold]{model.title or model.name}[/] at {base}")
+            console.print(f"worlds: {base}/worlds/{{id}}/... (default world: {DEFAULT_WORLD})")
+            if admin_token_file is None and ADMIN_TOKEN_ENV not in os.environ:
+                console.print(f"admin API: {base}/_myna/admin/ with token {token}")
+                console.print(f"console: {base}{CONSOLE_PREFIX}/#token={token}")
+            else:
+                console.print(f"admin API: {base}/_myna/admin/ with the token you gave")
+                console.print(f"console: {base}{CONSOLE_PREFIX}/")
+            if ca_out is not None:
+                console.print(f"CA certificate: {ca_out}")
+
+            def build_server(served: Mock) -> uvicorn.Server:
+                return server_for(
+                    served,
+                    host=host,
+                    port=port,
+                    tls=files,
+                    # A network database makes each request wait on I/O: keep the event loop free.
+                    threadpool=not db.startswith("sqlite"),
+                    log_level="info",
+                    # Facts pinned in the console are written to a model file, never to a built-in.
+                    model_file=Path(model_spec) if named_backend(model_spec) is None else None,
+                    results=results,
+                    request_timeout=request_timeout,
+                )
+
+            if workers == 1:
+                server = build_server(mock)
+                start_up.done()
+                server.run()
+                return
+            console.print(f"{workers} workers share the worlds in {db}")
+            mock.store.close()  # each worker opens its own connections after the fork
+            start_up.done()
+            status = serve_workers(
+                lambda: build_server(build_mock()), workers=workers, host=host, port=port
+            )
+            raise typer.Exit(status)
 
 
 def record_counts(specs: list[str]) -> dict[str, int]:
@@ -264,24 +269,37 @@ _Params = ParamSpec("_Params")
 _Built = TypeVar("_Built")
 
 
-def _collected_once(build: Callable[_Params, _Built]) -> Callable[_Params, _Built]:
-    """`build` without the cyclic garbage collector, then one collection, and what survives it
-    frozen (`gc.freeze`). A large model's mock allocates about a million objects that live as
-    long as the server; the collector's repeated full passes over them while they are made cost
-    a fifth of a warm start (0.25 s of CPU of 1.2 s, BENCHMARKS.md), and later collections
-    skip them once frozen."""
+class _StartUp:
+    """A start-up without the cyclic garbage collector, then one collection, and what
+    survives it frozen (`gc.freeze`), at `done` or at the end of the block. A large model's
+    mock allocates about a million objects that live as long as the server; the collector's
+    repeated full passes over them while they are made cost a fifth of a warm start (0.25 s
+    of CPU of 1.2 s in process, 0.4 s more over HTTP: BENCHMARKS.md), and later collections
+    skip them once frozen. A collector the caller turned off is left alone."""
 
-    @functools.wraps(build)
-    def built(*args: _Params.args, **kwargs: _Params.kwargs) -> _Built:
-        if not gc.isenabled():  # the caller manages the collector
-            return build(*args, **kwargs)
+    def __enter__(self) -> _StartUp:
+        self._paused = gc.isenabled()
         gc.disable()
-        try:
-            return build(*args, **kwargs)
-        finally:
+        return self
+
+    def done(self) -> None:
+        if self._paused:
+            self._paused = False
             gc.collect()
             gc.freeze()
             gc.enable()
+
+    def __exit__(self, *exc: object) -> None:
+        self.done()
+
+
+def _collected_once(build: Callable[_Params, _Built]) -> Callable[_Params, _Built]:
+    """`build` as a `_StartUp`."""
+
+    @functools.wraps(build)
+    def built(*args: _Params.args, **kwargs: _Params.kwargs) -> _Built:
+        with _StartUp():
+            return build(*args, **kwargs)
 
     return built
 
