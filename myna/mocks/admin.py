@@ -10,7 +10,9 @@ because it is Myna's API, not the service's.
 
 A world's description carries `credentials`, the credential that reaches that world and no
 other (`Authenticator.world_credentials`): what the admin hands the agent the world is for.
-    DELETE /_myna/admin/worlds/{world}
+    POST   /_myna/admin/worlds/{world}/credentials  a new credential; the old one, and the
+                                                    access tokens issued for it, stop working
+    DELETE /_myna/admin/worlds/{world}              (its credential stops working too)
     POST   /_myna/admin/worlds/{world}/reset
     POST   /_myna/admin/worlds/{world}/snapshot     {"name"?} -> {"snapshot": id}
     GET    /_myna/admin/worlds/{world}/diff         ?against=SNAPSHOT
@@ -141,6 +143,11 @@ class AdminApi:
         self.mock.forget_world(params["world"])
         return MockResponse(204, [])
 
+    def rotate_credentials(self, params: dict[str, str], request: MockRequest) -> MockResponse:
+        world = params["world"]
+        self.mock.store.rotate_key(world)
+        return _ok(self._world_json(self.mock.store.world(world)))
+
     def reset_world(self, params: dict[str, str], request: MockRequest) -> MockResponse:
         self.mock.store.reset_world(params["world"])
         return _ok({"world": params["world"], "reset": True})
@@ -222,6 +229,7 @@ _ROUTES: list[tuple[str, str, Handler]] = [
     ("POST", "/worlds", AdminApi.create_world),
     ("GET", "/worlds/{world}", AdminApi.get_world),
     ("DELETE", "/worlds/{world}", AdminApi.delete_world),
+    ("POST", "/worlds/{world}/credentials", AdminApi.rotate_credentials),
     ("POST", "/worlds/{world}/reset", AdminApi.reset_world),
     ("POST", "/worlds/{world}/snapshot", AdminApi.snapshot_world),
     ("GET", "/worlds/{world}/diff", AdminApi.diff_world),

@@ -7,8 +7,10 @@ API: `Authenticator` refuses to be built when the two overlap.
 Worlds are capabilities: a credential reaches the worlds it was given, and a request is answered
 only once its credential reaches the world it names. Each world has its own credential
 (`world_credentials`: Basic `world:key` or the key as a token), which the admin API hands out
-when it creates or forks the world. The key is derived from the admin token (HMAC), so every
-process serving one database with one admin token accepts it, and nothing is stored. The shared
+when it creates or forks the world. The key is derived from the admin token and the world's key
+generation (HMAC), which the store keeps: every process serving one database with one admin
+token accepts it, and rotating it (`POST /_myna/admin/worlds/{id}/credentials`, or deleting
+the world) retires the old key, and the access tokens issued for it, in all of them. The shared
 credentials (`--credential`) reach the default world only, unless the mock's worlds are open
 (`open_worlds`, as an embedding program that owns every world wants); an access token issued at
 a token endpoint reaches what the credential it was issued for reached.
@@ -22,7 +24,7 @@ import hmac
 import os
 import secrets
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,24 @@ _WORLD_KEY = "myw_"
 
 Scope = str | None
 """The world a credential reaches: its own world, or None for a shared credential."""
+
+Generations = Callable[[str], int]
+"""generation(world): how often the world's credential was replaced (`Store.key_generation`)."""
+
+
+def never_rotated(world: str) -> int:
+    """The key generation of a mock whose worlds' credentials are never replaced."""
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    """Whom an issued token authenticates, where, and the key generation of the world's
+    credential it was issued for (a rotation retires it)."""
+
+    user: str
+    scope: Scope
+    generation: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +94,13 @@ class Authenticator:
     """Answers "who is calling?" for the service API; None means the service's 401."""
 
     def __init__(
-        self, auth: Auth, credentials: Credentials, *, admin_token: str, open_worlds: bool = True
+        self,
+        auth: Auth,
+        credentials: Credentials,
+        *,
+        admin_token: str,
+        open_worlds: bool = True,
+        generation: Generations = never_rotated,
     ) -> None:
         if admin_token in credentials.tokens or admin_token in credentials.users.values():
             raise MockError(
@@ -85,8 +111,9 @@ class Authenticator:
         self.credentials = credentials
         self.open_worlds = open_worlds
         self._world_secret = hashlib.sha256(b"myna-world-key:" + admin_token.encode()).digest()
-        self._issued: dict[str, tuple[str, Scope]] = {}
-        self._refresh: dict[str, tuple[str, Scope]] = {}
+        self._generation = generation
+        self._issued: dict[str, _Grant] = {}
+        self._refresh: dict[str, _Grant] = {}
         self._lock = threading.Lock()
         self._api_key_header = (auth.header or "x-api-key").lower()
 
@@ -114,31 +141,42 @@ class Authenticator:
         return scope == world
 
     def world_credentials(self, world: str) -> dict[str, str]:
-        """The credential that reaches `world` and no other: Basic `user:password`, or the key
-        alone as a bearer token or API key."""
-        key = self._world_key(world)
+        """The credential that reaches `world` and no other, until it is rotated: Basic
+        `user:password`, or the key alone as a bearer token or API key."""
+        key = self._world_key(world, self._generation(world))
         return {"user": world, "password": key, "token": key}
 
-    def _world_key(self, world: str) -> str:
-        """`myw_<world, base64url>.<HMAC of the world>`: the key names its world, so a request
-        is authenticated before the world it names is looked at."""
+    def _world_key(self, world: str, generation: int) -> str:
+        """`myw_<world, base64url>.<generation>.<HMAC of both>`: the key names its world, so a
+        request is authenticated before the world it names is looked at."""
         named = base64.urlsafe_b64encode(world.encode()).decode("ascii").rstrip("=")
-        return f"{_WORLD_KEY}{named}.{self._mac(world)}"
+        return f"{_WORLD_KEY}{named}.{generation}.{self._mac(world, generation)}"
 
-    def _mac(self, world: str) -> str:
-        digest = hmac.new(self._world_secret, world.encode(), hashlib.sha256).digest()
+    def _mac(self, world: str, generation: int) -> str:
+        signed = b"%s\x00%d" % (world.encode(), generation)
+        digest = hmac.new(self._world_secret, signed, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest[:24]).decode("ascii")
 
     def _world_of_key(self, key: str) -> str | None:
-        """The world a world key was made for; None for anything else."""
-        named, dot, mac = key[len(_WORLD_KEY) :].partition(".")
+        """The world a world key was made for, while its generation is the world's; None for
+        anything else. The signature is checked first, so only keys this mock (or another
+        process with its admin token) made cost a look at the store."""
+        named, _, rest = key[len(_WORLD_KEY) :].partition(".")
+        generation, _, mac = rest.partition(".")
         try:
             world = base64.urlsafe_b64decode(named + "=" * (-len(named) % 4)).decode("utf-8")
         except ValueError:
             return None
-        if not dot or not hmac.compare_digest(mac.encode(), self._mac(world).encode()):
+        if not (generation.isascii() and generation.isdigit() and len(generation) < 19):
             return None
-        return world
+        expected = self._mac(world, int(generation))
+        if not hmac.compare_digest(mac.encode(), expected.encode()):
+            return None
+        return world if self._current(world, int(generation)) else None
+
+    def _current(self, world: str, generation: int) -> bool:
+        """Whether a credential of `world` made at `generation` has not been rotated since."""
+        return self._generation(world) == generation
 
     def _identify(self, headers: Mapping[str, str]) -> tuple[str, Scope] | None:
         scheme = self.auth.scheme
@@ -188,7 +226,7 @@ class Authenticator:
         """An issued access token, a world's key or a configured token."""
         issued = self._issued.get(value)
         if issued is not None:
-            return issued
+            return self._still_good(issued)
         if value.startswith(_WORLD_KEY):
             world = self._world_of_key(value)
             return None if world is None else (WORLD_PRINCIPAL, world)
@@ -241,30 +279,43 @@ class Authenticator:
         }
 
     def grant(self, user: str, scope: Scope = None) -> str:
-        """A new access token that authenticates as `user` in the worlds of `scope`."""
-        token = secrets.token_urlsafe(24)
-        with self._lock:
-            self._issued[token] = (user, scope)
-        return token
+        """A new access token that authenticates as `user` in the worlds of `scope`, until the
+        credential of a world `scope` names is rotated."""
+        return self._keep(self._issued, self._granted(user, scope))
 
     def issue_refresh_token(self, user: str, scope: Scope = None) -> str:
         """A refresh token that buys `user` new access tokens (OAuth2 refresh_token grant)."""
-        token = secrets.token_urlsafe(24)
-        with self._lock:
-            self._refresh[token] = (user, scope)
-        return token
+        return self._keep(self._refresh, self._granted(user, scope))
 
     def redeem_refresh_token(self, token: str, world: str = DEFAULT_WORLD) -> str | None:
         """A new access token for whom a refresh token was issued to, if it reaches `world`;
-        None when this mock never issued it or it reaches other worlds."""
-        found = self._refresh.get(token)
+        None when this mock never issued it, it reaches other worlds, or its world's
+        credential was rotated since."""
+        grant = self._refresh.get(token)
+        found = None if grant is None else self._still_good(grant)
         if found is None or not self.reaches(found[1], world):
             return None
         return self.grant(*found)
 
     def holder(self, access_token: str) -> tuple[str, Scope] | None:
         """Whom an access token this mock issued authenticates, and where."""
-        return self._issued.get(access_token)
+        grant = self._issued.get(access_token)
+        return None if grant is None else self._still_good(grant)
+
+    def _granted(self, user: str, scope: Scope) -> _Grant:
+        return _Grant(user, scope, 0 if scope is None else self._generation(scope))
+
+    def _keep(self, issued: dict[str, _Grant], grant: _Grant) -> str:
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            issued[token] = grant
+        return token
+
+    def _still_good(self, grant: _Grant) -> tuple[str, Scope] | None:
+        """Whom a grant authenticates, and where; None once its world's key was rotated."""
+        if grant.scope is not None and not self._current(grant.scope, grant.generation):
+            return None
+        return grant.user, grant.scope
 
     def challenge_headers(self) -> list[tuple[str, str]]:
         if self.auth.unauthorized_headers:

@@ -122,6 +122,7 @@ class Mock:
             credentials or DEFAULT_CREDENTIALS,
             admin_token=self.admin_token,
             open_worlds=open_worlds,
+            generation=store.key_generation,
         )
         self.resources, operations = compile_model(model)
         self.renderers: dict[str, RecordRenderer] = {

@@ -459,6 +459,11 @@ class _Statements:
             "ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         self.delete_world = sql(f"DELETE FROM {p}worlds WHERE id = ?")
+        self.key_generation = sql(f"SELECT generation FROM {p}world_keys WHERE world = ?")
+        self.next_key = sql(
+            f"INSERT INTO {p}world_keys (world, generation) VALUES (?, 1) ON CONFLICT (world) "
+            f"DO UPDATE SET generation = {p}world_keys.generation + 1 RETURNING generation"
+        )
         self.overlay_get = sql(
             f"SELECT data FROM {p}overlay WHERE world = ? AND resource = ? AND record_id = ?"
         )
@@ -654,6 +659,15 @@ def _tables(metadata: sa.MetaData, prefix: str) -> None:
         sa.Column("base_snapshot", key, nullable=True),
         sa.Column("head", key, nullable=True),
         sa.Column("created_at", sa.Float, nullable=False),
+    )
+    # How often each world's credential was replaced (`rotate_key`); a world never rotated has
+    # no row. Rows outlive their worlds, so a world created again under a deleted one's id
+    # does not take the old world's credentials back.
+    sa.Table(
+        f"{prefix}world_keys",
+        metadata,
+        sa.Column("world", key, primary_key=True),
+        sa.Column("generation", sa.BigInteger, nullable=False),
     )
     sa.Table(
         f"{prefix}overlay",
@@ -1668,11 +1682,32 @@ class SqlStore:
             cursor.execute(self._sql.head_to_base, (world,))
 
     def delete_world(self, world: str) -> None:
+        """Drop the world, and retire its credential (a world created again under its id
+        gets a new one)."""
         _require_names(world=world)
         with self._cursor() as cursor:
             self._world_row(cursor, world)
             self._clear(cursor, world)
             cursor.execute(self._sql.delete_world, (world,))
+            cursor.execute(self._sql.next_key, (world,))
+
+    def key_generation(self, world: str) -> int:
+        """How often the world's credential was replaced (0: never), as every process sharing
+        the database sees it."""
+        _require_names(world=world)
+        with self._cursor() as cursor:
+            cursor.execute(self._sql.key_generation, (world,))
+            row = cursor.fetchone()
+        return 0 if row is None else int(row[0])
+
+    def rotate_key(self, world: str) -> int:
+        """Replace the world's credential: its generation goes up by one; `NotFoundError` for
+        a world that does not exist."""
+        _require_names(world=world)
+        with self._cursor() as cursor:
+            self._world_row(cursor, world)
+            cursor.execute(self._sql.next_key, (world,))
+            return int(cursor.fetchone()[0])
 
     def world(self, world: str) -> WorldInfo:
         """One world's description; `NotFoundError` if it does not exist."""

@@ -139,7 +139,19 @@ class Store(Protocol):
         """Drop the world's own writes: it is its base snapshot again."""
         ...
 
-    def delete_world(self, world: str) -> None: ...
+    def delete_world(self, world: str) -> None:
+        """Drop the world and retire its credential (`key_generation` goes up)."""
+        ...
+
+    def key_generation(self, world: str) -> int:
+        """How often the world's credential was replaced (0: never); the world's credential is
+        derived from it, so a rotation in one process holds in every process."""
+        ...
+
+    def rotate_key(self, world: str) -> int:
+        """Replace the world's credential; the new generation. `NotFoundError` if the world
+        does not exist."""
+        ...
 
     def snapshot(self, world: str, name: str | None = None) -> str:
         """Freeze the world's current state into an immutable snapshot; return its id."""

@@ -1,6 +1,7 @@
 """Worlds are capabilities (`myna serve`'s default): an agent holding world A's credential can
 read and write A, and can neither read, write nor detect world B; without a credential no one
-can tell an existing world from a missing one. Over HTTP, on SQLite and PostgreSQL."""
+can tell an existing world from a missing one; a rotated credential, and every token issued
+for it, stops working in every process. Over HTTP, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ SHARED = {"Authorization": "Bearer myna-token"}
 @dataclass(frozen=True, slots=True)
 class Server:
     url: str
+    db: str
     credentials: dict[str, dict[str, str]]  # world -> what the admin API handed out
 
     def bearer(self, world: str) -> dict[str, str]:
@@ -61,7 +63,7 @@ def _served(db: str) -> Iterator[Server]:
     mock = served_mock("itsm", db=db, admin_token=ADMIN_TOKEN)
     assert isinstance(mock.store, SqlStore)
     with serving(mock, threadpool=True) as running:
-        server = Server(running.base_url, {})
+        server = Server(running.base_url, db, {})
         for world, body in (
             ("a", {"id": "world-a", "fork_of": "default"}),
             ("b", {"fork_of": "default"}),
@@ -168,11 +170,13 @@ def test_world_keys_are_accepted_by_every_process_with_the_admin_token(server: S
     from myna.backends import builtin_model
     from myna.mocks.auth import Authenticator, Credentials
 
+    store = SqlStore(builtin_model("itsm"), server.db)
     auth = Authenticator(
         builtin_model("itsm").conventions.auth,
         Credentials(),
         admin_token=ADMIN_TOKEN,
         open_worlds=False,
+        generation=store.key_generation,
     )
     a = _world(server, "a")
     token = server.credentials["a"]["token"]
@@ -180,3 +184,113 @@ def test_world_keys_are_accepted_by_every_process_with_the_admin_token(server: S
     assert auth.principal({"authorization": f"Bearer {token}"}, _world(server, "b")) is None
     basic = base64.b64encode(f"{a}:{token}".encode()).decode()
     assert auth.principal({"authorization": f"Basic {basic}"}, a) is not None
+    store.close()
+
+
+# -- rotation ---------------------------------------------------------------------------------
+
+
+def _fresh_world(server: Server, world: str) -> dict[str, str]:
+    created = server.admin("POST", "/worlds", json={"id": world, "fork_of": "default"})
+    assert created.status_code == 201, created.text
+    given: dict[str, str] = created.json()["credentials"]
+    return given
+
+
+def _reads(server: Server, world: str, headers: dict[str, str]) -> int:
+    return server.get(
+        f"/worlds/{world}{INCIDENTS}", headers, params={"sysparm_limit": 1}
+    ).status_code
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _basic(given: dict[str, str]) -> dict[str, str]:
+    encoded = base64.b64encode(f"{given['user']}:{given['password']}".encode()).decode()
+    return {"Authorization": f"Basic {encoded}"}
+
+
+def test_a_rotated_credential_is_refused_and_its_successor_reaches_the_world(
+    server: Server,
+) -> None:
+    old = _fresh_world(server, "rotated")
+    form = {"grant_type": "password", "username": old["user"], "password": old["password"]}
+    issued = httpx.post(f"{server.url}/worlds/rotated/oauth_token.do", data=form).json()
+    assert _reads(server, "rotated", _bearer(issued["access_token"])) == 200
+
+    rotated = server.admin("POST", "/worlds/rotated/credentials")
+    new = rotated.json()["credentials"]
+
+    assert rotated.status_code == 200
+    assert new["token"] != old["token"]
+    # The old key, Basic or bearer, and the tokens issued for it: no credential at all.
+    for headers in (_bearer(old["token"]), _basic(old), _bearer(issued["access_token"])):
+        assert _reads(server, "rotated", headers) == 401
+    refresh = {"grant_type": "refresh_token", "refresh_token": issued["refresh_token"]}
+    assert (
+        httpx.post(f"{server.url}/worlds/rotated/oauth_token.do", data=refresh).status_code == 401
+    )
+    assert httpx.post(f"{server.url}/worlds/rotated/oauth_token.do", data=form).status_code == 401
+    assert _reads(server, "rotated", _bearer(new["token"])) == 200
+    assert _reads(server, "rotated", _basic(new)) == 200
+    assert server.admin("GET", "/worlds/rotated").json()["credentials"] == new
+    _as_missing(
+        server,
+        server.get(f"/worlds/{_world(server, 'a')}{INCIDENTS}", _bearer(new["token"])),
+        _bearer(new["token"]),
+    )
+
+
+def test_a_rotation_holds_in_every_process_over_the_database(server: Server) -> None:
+    """A second mock over the same database (as another `myna serve` would be) refuses the
+    old key as soon as the first rotated it, without being told."""
+    from myna.mocks.cli import served_mock
+
+    old = _fresh_world(server, "rotated-elsewhere")
+    other = served_mock("itsm", db=server.db, admin_token=ADMIN_TOKEN)
+    try:
+        assert other.auth.principal(_lower(_bearer(old["token"])), "rotated-elsewhere")
+        new = server.admin("POST", "/worlds/rotated-elsewhere/credentials").json()["credentials"]
+        assert other.auth.principal(_lower(_bearer(old["token"])), "rotated-elsewhere") is None
+        assert other.auth.principal(_lower(_bearer(new["token"])), "rotated-elsewhere")
+    finally:
+        other.store.close()
+
+
+def _lower(headers: dict[str, str]) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+def test_a_forged_generation_is_refused(server: Server) -> None:
+    """The generation is signed with the world: writing the current number into an old key
+    does not make it current."""
+    old = _fresh_world(server, "forged-generation")["token"]
+    server.admin("POST", "/worlds/forged-generation/credentials")
+    named, generation, mac = old.split(".")
+    assert generation == "0"
+    for forged in (f"{named}.1.{mac}", f"{named}.01.{mac}", f"{named}.1", f"{named}.{mac}"):
+        assert _reads(server, "forged-generation", _bearer(forged)) == 401
+
+
+def test_a_deleted_world_created_again_does_not_take_its_old_credential(server: Server) -> None:
+    old = _fresh_world(server, "reborn")
+    assert server.admin("DELETE", "/worlds/reborn").status_code == 204
+    new = _fresh_world(server, "reborn")
+
+    assert new["token"] != old["token"]
+    assert _reads(server, "reborn", _bearer(old["token"])) == 401
+    assert _reads(server, "reborn", _bearer(new["token"])) == 200
+
+
+def test_only_the_admin_rotates_and_only_worlds_that_exist(server: Server) -> None:
+    given = _fresh_world(server, "kept")
+    by_agent = httpx.post(
+        f"{server.url}/_myna/admin/worlds/kept/credentials", headers=_bearer(given["token"])
+    )
+    missing = server.admin("POST", "/worlds/no-such-world/credentials")
+
+    assert by_agent.status_code == 401
+    assert _reads(server, "kept", _bearer(given["token"])) == 200
+    assert missing.status_code == 404
