@@ -198,7 +198,11 @@ def check_read_only(write: Write, refused: frozenset[str]) -> Iterator[Violation
 def check_references(
     write: Write, references: Mapping[str, Reference], exists: Exists
 ) -> Iterator[Violation]:
-    """A reference must point at a record that exists in the same world."""
+    """A reference must point at a record that exists in the same world. A write naming a
+    record that does not exist is answered 409: the request is well formed (it fits every
+    schema the mock publishes) and conflicts with what the world holds now, which the client
+    can change (create the record first), as with a value another record holds uniquely.
+    Not 404, which would tell a client that the record its path names is gone."""
     for name, reference in references.items():
         if name not in write.sent:
             continue
@@ -210,4 +214,5 @@ def check_references(
                 "reference",
                 name,
                 f"{name} refers to {reference.resource} {value}, which does not exist",
+                409,
             )

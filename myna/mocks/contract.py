@@ -89,6 +89,13 @@ class OperationContract:
         """Whether a request must carry a body: one writing a record's fields."""
         return self.request_schema is not None and self.operation.kind in _WRITES_FIELDS
 
+    @property
+    def refused_only(self) -> bool:
+        """Whether no request to the operation can succeed: it is replayed, and the recordings
+        only showed it refused (`GET /v1/invalid`, a fixture's label refused with 422)."""
+        recorded = self.operation.recorded
+        return self.replayed and bool(recorded) and all(a.status >= 400 for a in recorded)
+
 
 _WRITES_FIELDS = frozenset({"create", "update", "replace"})
 

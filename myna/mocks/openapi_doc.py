@@ -24,7 +24,13 @@ _PATH_PARAM = re.compile(r"\{([^}]+)\}")
 def openapi_document(mock: Mock) -> dict[str, Any]:
     document = to_openapi(mock.model)
     paths: dict[str, dict[str, Any]] = {}
+    # A path whose every operation the service only refused is not part of what it offers:
+    # the mock answers it as recorded, and the document promises no request there. A path
+    # with one operation that can succeed lists them all, so its `Allow` and 405s agree.
+    offered = {c.operation.path for c in mock.operations if not c.refused_only}
     for contract in mock.operations:
+        if contract.operation.path not in offered:
+            continue
         operation = contract.operation
         paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(mock, contract)
     document["paths"] = paths
@@ -119,10 +125,29 @@ def _responses(mock: Mock, contract: OperationContract) -> dict[str, Any]:
         for answer in contract.operation.recorded:
             if answer.status < 400:
                 responses.setdefault(str(answer.status), {"description": "a recorded answer"})
-    error = {"description": "the service's error", "content": {"application/json": {"schema": {}}}}
     for status in _error_statuses(mock, contract):
-        responses[str(status)] = error
+        meaning = _MALFORMED if status == contract.error_status else "the service's error"
+        responses[str(status)] = {
+            "description": _MEANINGS.get(status, meaning),
+            "content": {"application/json": {"schema": {}}},
+        }
     return responses
+
+
+_MALFORMED = (
+    "the request does not fit what this document publishes, or a string in its body (a value "
+    "or a key) holds a NUL character, which no store keeps: refused alike on every store"
+)
+
+
+_MEANINGS = {
+    401: "no credential that reaches this world",
+    404: "the record or world the path names does not exist",
+    409: "the write conflicts with the world: a value another record holds uniquely, or a "
+    "reference to a record that does not exist",
+    503: "the store is full",
+}
+"""What the runtime's own refusals mean, in the service's error shape."""
 
 
 def _error_statuses(mock: Mock, contract: OperationContract) -> list[int]:

@@ -59,6 +59,7 @@ from myna.mocks.store import (
 )
 from myna.mocks.validation import (
     MAX_BODY_BYTES,
+    check_strings,
     coerce_scalars,
     parse_json_body,
     require_object,
@@ -869,7 +870,9 @@ class Mock:
         upload = contract.operation.upload
         media_type = request.headers.get("content-type")
         if upload is not None and media_type and "json" not in media_type:
-            return upload_record(upload, request.query, request.body, media_type)
+            sent = upload_record(upload, request.query, request.body, media_type)
+            check_strings(sent, status=status)
+            return sent
         value = self.json_body(request, status)
         value = _unwrapped(value, resource.envelope.request_key)
         body = require_object(value, status=status)

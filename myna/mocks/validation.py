@@ -105,6 +105,14 @@ def parse_json_body(
     return value
 
 
+def check_strings(value: Any, *, status: int) -> None:
+    """Refuse what a request sent outside a JSON body (a query's values, a file's name) on the
+    terms a JSON body is refused on: no NUL character, no deeper nesting than `MAX_DEPTH`."""
+    problem = _first_problem(value)
+    if problem is not None:
+        raise Rejection(status, problem)
+
+
 def is_json_media_type(content_type: str) -> bool:
     """application/json and its kin (application/merge-patch+json, text/json; any parameters)."""
     media = content_type.partition(";")[0].strip().lower()

@@ -245,6 +245,46 @@ def test_an_attachment_for_a_nul_table_id_is_refused(urls: dict[str, str]) -> No
     _service_error("itsm", response)
 
 
+@pytest.mark.parametrize("how", ["query", "multipart"])
+def test_an_attachment_named_with_a_nul_is_refused_as_a_body_would_be(
+    urls: dict[str, str], how: str
+) -> None:
+    """A file's name reaches the record as a JSON body's strings do, and is held to the same
+    rule: a NUL is refused on every store, not stored on one and a 500 on another."""
+    with _client(urls, "itsm") as client:
+        incident = client.get(INCIDENTS, params={"sysparm_limit": 1}).json()["result"][0]
+        target = {"table_name": "incident", "table_sys_id": incident["sys_id"]}
+        if how == "query":
+            response = client.post(
+                "/api/now/attachment/file",
+                params={**target, "file_name": "a\x00.txt"},
+                content=b"hello",
+                headers={"Content-Type": "text/plain"},
+            )
+        else:
+            # By hand: httpx would percent-encode the NUL in the file name.
+            parts = [
+                f'--b\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+                for name, value in target.items()
+            ]
+            parts.append(
+                '--b\r\nContent-Disposition: form-data; name="uploadFile"; filename="a\x00.txt"'
+                "\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b--\r\n"
+            )
+            response = client.post(
+                "/api/now/attachment/upload",
+                content="".join(parts).encode(),
+                headers={"Content-Type": "multipart/form-data; boundary=b"},
+            )
+        attached = client.get(
+            "/api/now/attachment", params={"sysparm_query": f"table_sys_id={incident['sys_id']}"}
+        )
+    assert response.status_code == 400, response.text[:300]
+    _service_error("itsm", response)
+    assert "NUL" in response.json()["error"]["detail"]
+    assert all("\x00" not in a["file_name"] for a in attached.json()["result"])
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [

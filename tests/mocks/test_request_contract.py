@@ -236,3 +236,87 @@ def _cursor_client() -> MockClient:
 
 CURSOR_CLIENT = _cursor_client()
 CURSOR = CURSOR_CLIENT.mock.model.conventions.pagination.cursor_param or "cursor"
+
+
+# -- a request naming a record that does not exist --------------------------------------------
+
+SHOP = "https://shop.example.com/api/v1"
+USERS = [{"id": "u_1a2b3c4d", "name": "Ana"}, {"id": "u_5e6f7a8b", "name": "Ben"}]
+
+
+def _orders_session(number: int) -> Any:
+    orders = [{"id": n, "owner": USERS[n % 2]["id"], "note": f"order {n}"} for n in (1, 2)]
+    made = {"id": 10 + number, "owner": USERS[0]["id"], "note": "new"}
+    return session(
+        exchange("GET", f"{SHOP}/users", response=USERS),
+        exchange("GET", f"{SHOP}/orders", response=orders),
+        exchange("POST", f"{SHOP}/orders", 201, response=made, request={"owner": made["owner"]}),
+        name=f"o{number}",
+    )
+
+
+@pytest.fixture
+def shop() -> MockClient:
+    [model] = learn([_orders_session(number) for number in range(3)])
+    reference = model.resources["order"].fields["owner"].reference
+    assert reference is not None
+    assert reference.resource == "user"
+    return MockClient(recorded_mock(model, strict=True), headers={})
+
+
+@pytest.mark.parametrize("method", ["POST", "PATCH"])
+def test_a_reference_to_no_record_is_the_documented_409(shop: MockClient, method: str) -> None:
+    """The body fits the published schema, so the refusal is no 400: the request conflicts
+    with what the world holds, and the document says so on every write. Not 404, which
+    says the record the path names is gone."""
+    path, template = ("/api/v1/orders/1", "/api/v1/orders/{orderId}")
+    if method == "POST":
+        path = template = "/api/v1/orders"
+    operation = shop.get("/openapi.json").json()["paths"][template][method.lower()]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    dangling = {"owner": "u_0f0f0f0f"}
+    assert SchemaCheck(schema, formats=True).is_valid(dangling)
+
+    refused = shop.request(method, path, json=dangling)
+    unchanged = shop.get("/api/v1/orders/1").json()
+    taken = shop.request(method, path, json={"owner": USERS[0]["id"]})
+
+    assert refused.status == 409, refused.body
+    assert "owner refers to user u_0f0f0f0f" in refused.body.decode()
+    assert "reference to a record" in operation["responses"]["409"]["description"]
+    assert unchanged["owner"] == USERS[1]["id"]
+    assert taken.status in (200, 201), taken.body
+    assert taken.json()["owner"] == USERS[0]["id"]
+
+
+# -- a path the recordings only showed refused -------------------------------------------------
+
+
+def _refused_session(number: int) -> Any:
+    bad = {"object": "error", "status": 400, "code": "invalid_request_url"}
+    return session(
+        exchange("GET", f"{NOTES}/invalid", 400, response=bad),
+        exchange("POST", f"{NOTES}/search", response={"results": []}, request={"query": "x"}),
+        exchange("POST", f"{NOTES}/search", 400, response=bad, request={"query": 5}),
+        exchange("GET", f"{NOTES}/settings/lock", 404, response={"message": "Not locked"}),
+        exchange("PUT", f"{NOTES}/settings/lock", response={"locked": True}, request={}),
+        name=f"r{number}",
+    )
+
+
+def test_a_path_only_ever_refused_is_answered_but_not_published() -> None:
+    """No request to it can succeed, so the document does not offer it; the mock still
+    answers as recorded. An operation recorded both taken and refused stays published, and
+    so does one only refused at a path where another succeeded: the document lists every
+    method the path answers (its `Allow`)."""
+    [model] = learn([_refused_session(number) for number in range(3)])
+    client = MockClient(recorded_mock(model), headers={})
+
+    document = client.get("/openapi.json").json()
+    answer = client.get("/v1/invalid")
+
+    assert "/v1/invalid" not in document["paths"]
+    assert "post" in document["paths"]["/v1/search"]
+    assert set(document["paths"]["/v1/settings/lock"]) == {"get", "put"}
+    assert answer.status == 400
+    assert answer.json()["code"] == "invalid_request_url"

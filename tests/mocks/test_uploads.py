@@ -80,3 +80,22 @@ def test_an_upload_makes_its_record_of_the_query_the_size_and_the_media_type() -
     assert (record["name"], record["label"], record["size"]) == ("data.csv", "numbers", 8)
     assert record["content_type"] == "text/csv"
     assert client.get(f"/releases/7/assets/{record['id']}").json()["name"] == "data.csv"
+
+
+def test_an_upload_whose_query_holds_a_nul_is_refused_as_a_body_would_be() -> None:
+    traffic = Session(
+        id="s", events=[upload(1, "notes.txt", "Hello\n", "a"), upload(2, "b.md", "#", "b")]
+    )
+    (model,) = learn([traffic])
+    client = seeded_client(model)
+
+    refused = client.post(
+        "/releases/7/assets",
+        params={"name": "a\x00.csv", "label": "x"},
+        content=b"a,b\n",
+        headers={"Content-Type": "text/csv"},
+    )
+
+    assert refused.status == 400, refused.body
+    assert "NUL" in refused.body.decode()
+    assert b"\\u0000" not in client.get("/releases/7/assets").body

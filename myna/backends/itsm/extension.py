@@ -114,7 +114,7 @@ from myna.mocks.messages import MockRequest, MockResponse
 from myna.mocks.query import And, Condition, Query, SortKey
 from myna.mocks.rejection import Rejection
 from myna.mocks.store import Record, Transaction
-from myna.mocks.validation import REQUIRED_MISSING
+from myna.mocks.validation import REQUIRED_MISSING, check_strings
 from myna.schemas.model import ServiceModel, StateMachine
 
 if TYPE_CHECKING:
@@ -168,8 +168,10 @@ _NO_SCHEMA: Final = " is not valid under any of the given schemas"
 
 def _invalid_value(rejection: Rejection) -> Rejection | None:
     """A 400 about one column of the written table, with the table and column named:
-    `incident.state cannot change from 2 (In Progress) to 7 (Closed)`."""
-    if rejection.status != 400 or rejection.resource is None or len(rejection.fields) != 1:
+    `incident.state cannot change from 2 (In Progress) to 7 (Closed)`. A reference to no
+    record is one of these too (PROTOCOL.md §2.5.1), where a learned mock answers 409."""
+    about_a_value = rejection.status == 400 or rejection.check == "reference"
+    if not about_a_value or rejection.resource is None or len(rejection.fields) != 1:
         return None
     table, name = _TABLE_OF.get(rejection.resource, rejection.resource), rejection.fields[0]
     if _column(rejection.resource, name) is None:
@@ -1116,6 +1118,7 @@ def _attach(
 ) -> MockResponse:
     """Store a file uploaded for the record `target` (table, sys_id) and answer its
     attachment record (201, with its Location)."""
+    check_strings({"file_name": file_name, "content_type": content_type}, status=400)
     tx, principal = call.transaction(), call.user()
     table, target_id = target
     if table not in call.mock.resources or tx.get(table, target_id) is None:
