@@ -133,7 +133,11 @@ class Pair:
         for prefix, name in BY_PREFIX.items():
             minted = (id_number(str(record_id), prefix) for record_id in self.org.rows[name])
             self.org._counters[prefix] = max((n for n in minted if n is not None), default=0)
+        admin = self.org.rows["User"][self.org.find_user(ADMIN) or ""]
+        last_login = admin["LastLoginDate"]
         self.session = self.org.session_for(ADMIN)
+        # The served side's session is configured, not logged into: no login is recorded there.
+        admin["LastLoginDate"] = last_login
         # One clock for both, so that every stamp (CreatedDate, ClosedDate...) must agree too.
         world = fresh_world(mock, self.org.now)
         # Bulk API 1.0 sends the session in its own header; the rest of the API, as a bearer.
