@@ -20,6 +20,7 @@ import pytest
 
 from myna.backends import builtin_model
 from myna.backends.crm.objects import OBJECTS
+from myna.backends.crm.records import CASE_REASON_RULE, Violation
 from myna.backends.crm.rules import CATALOGUE, Rules, model_rules
 from myna.errors import ModelError
 from myna.mocks import Mock, MockClient
@@ -97,6 +98,40 @@ def test_what_entering_a_state_sets_is_the_catalogue_s(shipped_rules: Rules) -> 
     }
     assert tables["Case"]["Status"]["Escalated"]["IsEscalated"] is True
     assert tables["Task"]["Status"]["Completed"] == {"IsClosed": True}
+
+
+def required_tables(rules: Rules) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """object -> status field -> state -> the fields entering it needs (enforced machines)."""
+    return {
+        name: {
+            machine.field: dict(machine.required_on_entry)
+            for machine in resource.state_machines
+            if machine.enforce and machine.required_on_entry
+        }
+        for name, resource in rules.machines.items()
+        if any(machine.enforce and machine.required_on_entry for machine in resource.state_machines)
+    }
+
+
+def test_what_entering_a_state_needs_is_the_catalogue_s(shipped_rules: Rules) -> None:
+    assert required_tables(shipped_rules) == required_tables(CATALOGUE)
+    assert required_tables(CATALOGUE) == {"Case": {"Status": {"Closed": ["Reason"]}}}
+
+
+def case(status: str, reason: str | None = None) -> dict[str, Any]:
+    return {"Status": status, "Reason": reason, "IsEscalated": None}
+
+
+@pytest.mark.parametrize("rules", ["catalogue", "shipped"])
+def test_closing_a_case_needs_a_reason_in_the_org_s_words(rules: str, shipped_rules: Rules) -> None:
+    judge = (CATALOGUE if rules == "catalogue" else shipped_rules).entry_violation
+    obj = OBJECTS["Case"]
+    refused = Violation(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ("Reason",))
+    assert judge(obj, case("Working"), case("Closed"), {"Status": "Closed"}) == refused
+    assert judge(obj, None, case("Closed"), {"Status": "Closed"}) == refused
+    assert judge(obj, case("Working"), case("Closed", "Other"), {"Status": "Closed"}) is None
+    # Edited again while closed, a case enters no state: nothing is checked.
+    assert judge(obj, case("Closed"), case("Closed"), {"Subject": "Again"}) is None
 
 
 def test_entry_values_for_a_field_the_object_lacks_name_where() -> None:
@@ -229,6 +264,31 @@ def test_a_model_whose_case_escalation_sets_nothing_leaves_the_flag_alone() -> N
         case = decoded(create(api, "Case", Subject="Down"))["id"]
         api.patch(f"{DATA}/sobjects/Case/{case}", json={"Status": "Escalated"})
         assert read(api, "Case", case)["IsEscalated"] is flagged
+
+
+def close_without_reason(model: ServiceModel) -> None:
+    (machine,) = model.resources["Case"].state_machines
+    machine.required_on_entry.clear()
+
+
+@pytest.mark.parametrize(("edit", "status"), [(None, 400), (close_without_reason, 204)])
+def test_the_model_s_required_on_entry_decides_whether_a_case_closes_without_reason(
+    edit: Edit | None, status: int
+) -> None:
+    api = served(edit)
+    case = decoded(create(api, "Case", Subject="Down"))["id"]
+    closed = api.patch(f"{DATA}/sobjects/Case/{case}", json={"Status": "Closed"})
+    assert closed.status == status, closed.body
+    if status == 400:
+        assert decoded(closed) == [
+            {
+                "message": CASE_REASON_RULE,
+                "errorCode": "FIELD_CUSTOM_VALIDATION_EXCEPTION",
+                "fields": ["Reason"],
+            }
+        ]
+    else:
+        assert read(api, "Case", case)["IsClosed"] is True
 
 
 def require_email(model: ServiceModel) -> None:

@@ -9,7 +9,9 @@ fields and operations, and states the rules a model can state:
 - the fields a create must send (`required_on_create`): `REQUIRED_FIELD_MISSING` without them;
 - what entering a state sets (`StateMachine.sets_on_entry`: an Opportunity stage's Probability,
   ForecastCategoryName, IsClosed and IsWon; a Case's or Task's IsClosed...), applied by
-  `myna.mocks.behaviour.entry_values`, so a value the request sends wins.
+  `myna.mocks.behaviour.entry_values`, so a value the request sends wins;
+- what entering a state needs (`StateMachine.required_on_entry`: a Closed case has a Reason),
+  refused in the words of the org's validation rule (`FIELD_CUSTOM_VALIDATION_EXCEPTION`).
 
 `StoredOrg` reads those from the model it serves (`rules.model_rules`, once per mock), so editing
 the model changes what a client sees. Everything else a Salesforce client relies on is protocol,
@@ -19,9 +21,9 @@ the catalogue, `rules.CATALOGUE`): Salesforce's answer shapes (create's `{id, su
 errors}`, 204 without a body on PATCH and DELETE, upsert by external id), SOQL with nested
 relationship fields, `COUNT()` and `nextRecordsUrl` paging, SOSL, describe, limits, the
 `[{message, errorCode, fields}]` refusals with Salesforce's codes, soft deletion with
-`queryAll`, lead conversion, roll-ups, cascades, the access objects' rules, and the rules that
-are no constant per state (a case's ClosedDate stamp, the sticky escalation flag, the case
-reason validation rule). So this extension routes every Salesforce endpoint to that org:
+`queryAll`, lead conversion, roll-ups, cascades, the access objects' rules (`writes.py`), and
+the rules that are no constant per state (a case's ClosedDate stamp, the sticky escalation flag,
+`records.py`). So this extension routes every Salesforce endpoint to that org:
 
 - `StoredOrg` is an `Org` whose records are the store's, read through the request's transaction
   on first use (`StoredTable`) and written back when the org has answered; it acts as the world's

@@ -53,7 +53,6 @@ from myna.backends.crm.records import (
     ADDRESS_PARTS,
     address,
     case_values,
-    case_violation,
     converted_lead,
     line_values,
     person_name,
@@ -734,13 +733,13 @@ class Org:
 
     def _derive(self, obj: SObject, before: Row | None, after: Row, sent: Row) -> None:
         after.update(self.rules.entry_values(obj, before, after, sent))
+        refuse(self.rules.entry_violation(obj, before, after, sent))
         if obj.has("FirstName") and obj.name != "Account":
             after["Name"] = person_name(after)
         if obj.has("Address"):
             after["Address"] = address(after)
         if obj.name == "Case":
             # What a status sets is the model's (above); what is no constant is `records`'.
-            refuse(case_violation(before, after))
             after.update(case_values(before, after, self.stamp()))
         elif obj.name == "OpportunityLineItem":
             opportunity = self.find("Opportunity", after["OpportunityId"])

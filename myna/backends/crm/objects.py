@@ -408,6 +408,12 @@ ENTRY_VALUES: Final[Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]]] =
 """The values entering a state sets: (object, status field) -> state -> field -> value, unless
 the same request sets the field itself."""
 
+REQUIRED_ON_ENTRY: Final[Mapping[tuple[str, str], Mapping[str, tuple[str, ...]]]] = {
+    # The reference org's one validation rule: a case is closed only with a reason.
+    ("Case", "Status"): {"Closed": ("Reason",)},
+}
+"""The fields a record must hold to enter a state: (object, status field) -> state -> fields."""
+
 # Data objects carry these, after their own fields; setup objects and User list theirs in place.
 _SYSTEM: Final = """
 IsDeleted boolean cd Deleted

@@ -6,8 +6,6 @@ and answer the values the platform derives or the `Violation` it refuses with. T
 (`instance.Org`) calls them on every write, for the reference org that writes the corpus and the
 one the `salesforce` extension serves alike (ERP's `rules.py` is the pattern):
 
-- `case_violation`: a case is closed only with a reason (the reference org's one validation
-  rule, `FIELD_CUSTOM_VALIDATION_EXCEPTION` on `Reason`);
 - `case_values`: closing a case stamps its `ClosedDate`; a case is never without `IsEscalated`;
 - `converted_lead`: a converted lead is read-only (`CANNOT_UPDATE_CONVERTED_LEAD`);
 - `person_name`, `address`: a contact's, lead's or user's `Name` and compound `Address`;
@@ -24,7 +22,9 @@ from typing import Any, Final
 Row = dict[str, Any]
 
 CASE_REASON_RULE: Final = "Choose a case reason before closing the case."
-"""The reference org's one validation rule (Setup > Case > Validation Rules)."""
+"""The message of the reference org's one validation rule (Setup > Case > Validation Rules),
+which a case closed without a reason is refused with; the rule itself is a state's required
+field (`objects.REQUIRED_ON_ENTRY`, the model's `required_on_entry`)."""
 
 # An address's parts, by the key its compound field gives each (in the order Salesforce
 # renders them).
@@ -52,14 +52,6 @@ class Violation:
 
 def _closing(before: Row | None, after: Row) -> bool:
     return after["Status"] == "Closed" and (before is None or before["Status"] != "Closed")
-
-
-def case_violation(before: Row | None, after: Row) -> Violation | None:
-    """Closing a case (`before` None: creating it closed) needs a reason."""
-    if _closing(before, after) and after["Reason"] is None:
-        # The rule's error location is the Reason field, so the refusal names it.
-        return Violation(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ("Reason",))
-    return None
 
 
 def case_values(before: Row | None, after: Row, stamp: str) -> Row:

@@ -10,7 +10,9 @@ expresses as facts:
 - a create must send the required fields (`FieldSpec.required_on_create`), refused with
   `REQUIRED_FIELD_MISSING`; an update may not clear them;
 - entering a state sets values (`StateMachine.sets_on_entry`: Closed Won brings Probability 100,
-  IsClosed and IsWon true) unless the request sets the field itself.
+  IsClosed and IsWon true) unless the request sets the field itself;
+- entering a state needs fields (`StateMachine.required_on_entry`: a Closed case has a Reason),
+  refused as the org's validation rule, `FIELD_CUSTOM_VALIDATION_EXCEPTION` on the field.
 
 `Rules` holds those facts and one source fills it. The org that *writes* the corpus has no model
 (the model is learned from what it writes), so it reads the catalogue (`CATALOGUE`, from
@@ -30,15 +32,19 @@ from myna.backends.crm.objects import (
     OBJECTS,
     PICKLIST_DEFAULTS,
     PICKLISTS,
+    REQUIRED_ON_ENTRY,
     SObject,
 )
+from myna.backends.crm.records import CASE_REASON_RULE, Violation
 from myna.errors import ModelError
-from myna.mocks.behaviour import Write, entry_values
+from myna.mocks.behaviour import Write, check_required_on_entry, entry_values
 from myna.schemas.model import EntryValues, IdFormat, Resource, ServiceModel, StateMachine
 
 Row = dict[str, Any]
 
 _NUMBERS: Final = frozenset({"currency", "double", "percent"})
+# The org's validation rules, by the field a state requires: the message each refuses with.
+VALIDATION_MESSAGES: Final[Mapping[tuple[str, str], str]] = {("Case", "Reason"): CASE_REASON_RULE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +52,8 @@ class Rules:
     """The rules of each object, by API name: `picklists[object][field]` the values a picklist
     takes, in order (a picklist field not listed takes any value); `defaults[object][field]` what
     a create that leaves a picklist out gets; `required[object]` the fields a create must send;
-    `machines[object]` a resource whose state machines set values on entering a state."""
+    `machines[object]` a resource whose state machines set values on entering a state, or need
+    fields to enter one."""
 
     picklists: Mapping[str, Mapping[str, tuple[str, ...]]]
     defaults: Mapping[str, Mapping[str, str]]
@@ -72,30 +79,50 @@ class Rules:
         values = entry_values(Write(resource, before, after, sent))
         return {obj.field(name).name: _stored(obj, name, value) for name, value in values.items()}
 
+    def entry_violation(
+        self, obj: SObject, before: Row | None, after: Row, sent: Row
+    ) -> Violation | None:
+        """The first field a state this write enters needs and the record lacks, refused as the
+        org's validation rule on that field; None when nothing is missing."""
+        resource = self.machines.get(obj.name)
+        if resource is None:
+            return None
+        for missing in check_required_on_entry(Write(resource, before, after, sent)):
+            message = VALIDATION_MESSAGES.get((obj.name, missing.field), missing.message)
+            code = "FIELD_CUSTOM_VALIDATION_EXCEPTION"
+            return Violation(missing.status, code, message, (missing.field,))
+        return None
+
 
 def _stored(obj: SObject, name: str, value: Any) -> Any:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return float(value) if number and obj.field(name).type in _NUMBERS else value
 
 
-def _machines(table: Mapping[str, Mapping[str, Mapping[str, Any]]], obj: SObject) -> Resource:
-    """A resource carrying `obj`'s entry values (status field -> state -> values) as state
-    machines, the form `myna.mocks.behaviour.entry_values` applies."""
+def _machines(obj: SObject, statuses: set[str]) -> Resource:
+    """A resource carrying `obj`'s entry values and required fields (`ENTRY_VALUES`,
+    `REQUIRED_ON_ENTRY`) as state machines, the form `myna.mocks.behaviour` applies."""
+    machines = []
+    for status in sorted(statuses):
+        entered = ENTRY_VALUES.get((obj.name, status), {})
+        needs = REQUIRED_ON_ENTRY.get((obj.name, status), {})
+        machines.append(
+            StateMachine(
+                field=status,
+                states=list(dict.fromkeys([*entered, *needs])),
+                sets_on_entry={
+                    state: EntryValues(values=dict(values)) for state, values in entered.items()
+                },
+                required_on_entry={state: list(fields) for state, fields in needs.items()},
+                # Only a machine that is enforced has its required fields checked.
+                enforce=bool(needs),
+            )
+        )
     return Resource(
         name=obj.name,
         id_field="Id",
         id_format=IdFormat(kind="salesforce", prefix=obj.key_prefix, width=18),
-        state_machines=[
-            StateMachine(
-                field=status,
-                states=list(states),
-                sets_on_entry={
-                    state: EntryValues(values=dict(values)) for state, values in states.items()
-                },
-                enforce=False,
-            )
-            for status, states in table.items()
-        ],
+        state_machines=machines,
     )
 
 
@@ -115,10 +142,10 @@ def _catalogue() -> Rules:
         name: frozenset(spec.name for spec in obj.fields if spec.required)
         for name, obj in OBJECTS.items()
     }
-    tables: dict[str, dict[str, Mapping[str, Mapping[str, Any]]]] = {}
-    for (name, status), states in ENTRY_VALUES.items():
-        tables.setdefault(name, {})[status] = states
-    machines = {name: _machines(table, OBJECTS[name]) for name, table in tables.items()}
+    statuses: dict[str, set[str]] = {}
+    for name, status in [*ENTRY_VALUES, *REQUIRED_ON_ENTRY]:
+        statuses.setdefault(name, set()).add(status)
+    machines = {name: _machines(OBJECTS[name], fields) for name, fields in statuses.items()}
     return Rules(picklists, defaults, required, machines)
 
 
@@ -129,8 +156,9 @@ CATALOGUE: Final = _catalogue()
 def model_rules(model: ServiceModel) -> Rules:
     """The rules `model` states for the catalogue's objects and fields: a picklist takes its
     field's `enum` (any value when the field has none), a create must send the fields marked
-    `required_on_create`, and a resource's `sets_on_entry` apply. An object the model lacks has
-    none of these rules; entry values naming a field the object lacks are a ModelError."""
+    `required_on_create`, and a resource's `sets_on_entry` and (enforced machines')
+    `required_on_entry` apply. An object the model lacks has none of these rules; entry values
+    naming a field the object lacks are a ModelError."""
     picklists: dict[str, dict[str, tuple[str, ...]]] = {}
     defaults: dict[str, dict[str, str]] = {}
     required: dict[str, frozenset[str]] = {}
@@ -156,7 +184,10 @@ def model_rules(model: ServiceModel) -> Rules:
             for spec in obj.fields
             if spec.name in fields and fields[spec.name].required_on_create
         )
-        if any(machine.sets_on_entry for machine in resource.state_machines):
+        if any(
+            machine.sets_on_entry or machine.required_on_entry
+            for machine in resource.state_machines
+        ):
             _check_entry_fields(resource, obj)
             machines[name] = resource
     return Rules(picklists, defaults, required, machines)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from myna.backends.crm.records import (
-    CASE_REASON_RULE,
-    Violation,
     address,
     case_values,
-    case_violation,
     converted_lead,
     line_values,
     person_name,
@@ -23,11 +20,8 @@ def case(
     return {"Status": status, "Reason": reason, "IsEscalated": escalated}
 
 
-def test_closing_a_case_needs_a_reason_and_stamps_the_moment() -> None:
-    refused = Violation(400, "FIELD_CUSTOM_VALIDATION_EXCEPTION", CASE_REASON_RULE, ("Reason",))
-    assert case_violation(case("Working"), case("Closed")) == refused
-    assert case_violation(None, case("Closed")) == refused
-    assert case_violation(case("Working"), case("Closed", "Other")) is None
+def test_closing_a_case_stamps_the_moment() -> None:
+    # That closing needs a reason is a state's required field: test_crm_rules.py.
     assert case_values(case("Working"), case("Closed", "Other"), STAMP) == {
         "IsEscalated": False,
         "ClosedDate": STAMP,
@@ -36,7 +30,6 @@ def test_closing_a_case_needs_a_reason_and_stamps_the_moment() -> None:
 
 def test_a_closed_case_edited_again_is_not_closed_again() -> None:
     closed = case("Closed", None, True)
-    assert case_violation(closed, closed) is None
     assert case_values(closed, closed, STAMP) == {}
 
 
