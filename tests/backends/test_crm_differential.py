@@ -217,7 +217,13 @@ class Work(SameAnswers[Pair]):
 
     @initialize(target=users)
     def seeded_users(self) -> MultipleResults[str]:
-        return self.seeded("User", IsActive=True)
+        """The active users but the one both sides act as: for a configured token the served
+        side acts as the first System Administrator of the moment (`StoredOrg.acting_user`),
+        so moving that user to another profile would change who acts there only."""
+        acting = self.pair.org.find_user(ADMIN)
+        return multiple(
+            *(user for user in self.seeded("User", IsActive=True).values if user != acting)
+        )
 
     @initialize(target=roles)
     def seeded_roles(self) -> MultipleResults[str]:
