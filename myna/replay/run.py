@@ -19,12 +19,11 @@ from myna.errors import MynaError, ReplayError
 from myna.replay.episode import AnswerStep, Episode, HttpStep, Policy, Step, ToolStep
 from myna.replay.rubric import Grader, grade_all
 from myna.replay.verify import (
-    Base,
     CallRecord,
     Outcome,
     VerifierResult,
+    base_of,
     forbidden_reason,
-    index_environment,
     make_outcome,
     verify,
 )
@@ -205,7 +204,7 @@ class EpisodeRunner:
         self.tool_definitions = list(tool_definitions)
         self.grader = grader
         environment = episode.environment
-        self.base = Base(index_environment(environment))
+        self.base = base_of(environment)
         self.policies = [c for c in episode.verifier.checks if isinstance(c, Policy)]
         self._baseline: frozenset[str] | None = None
 

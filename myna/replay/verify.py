@@ -48,6 +48,7 @@ from myna.replay.episode import (
     Where,
 )
 from myna.replay.registry import Registry
+from myna.replay.shared import Layers
 from myna.replay.text import substance_problems
 
 WorldIndex: TypeAlias = Mapping[str, Mapping[str, Record]]
@@ -60,12 +61,17 @@ class Base:
     """An initial world, indexed by id and, on first use, by the value of each selected field.
 
     Built once per episode and shared by every attempt, so selecting a record by its number
-    costs a dict lookup however large the world is.
+    costs a dict lookup however large the world is. Given the world's `layers`, the shared
+    world's by-value indexes are built once for every episode over it, and only the episode's
+    own records are indexed here.
     """
 
-    def __init__(self, records: Mapping[str, Mapping[str, Record]]) -> None:
+    def __init__(
+        self, records: Mapping[str, Mapping[str, Record]], layers: Layers | None = None
+    ) -> None:
         self.records = records
-        self._by_value: dict[_Key, dict[Any, list[str]] | None] = {}
+        self.layers = layers
+        self._by_value: dict[_Key, _ValueIndex | None] = {}
 
     def candidates(self, resource: str, where: Where) -> Iterable[str]:
         """Ids that may match `where` (a superset); all ids when no field is indexable."""
@@ -74,23 +80,54 @@ class Base:
             index = self._index(resource, name)
             key = _hashable(wanted)
             if index is not None and key is not None:
-                return index.get(key, ())
+                return index.ids(key)
         return rows.keys()
 
-    def _index(self, resource: str, name: str) -> dict[Any, list[str]] | None:
+    def _index(self, resource: str, name: str) -> _ValueIndex | None:
         if (resource, name) not in self._by_value:
             self._by_value[(resource, name)] = self._build_index(resource, name)
         return self._by_value[(resource, name)]
 
-    def _build_index(self, resource: str, name: str) -> dict[Any, list[str]] | None:
-        """Ids by the field's comparable value; None when some value is not text (a list)."""
-        index: dict[Any, list[str]] = {}
-        for record_id, record in self.records.get(resource, {}).items():
-            key = _hashable(record.get(name))
-            if key is None:
-                return None
-            index.setdefault(key, []).append(record_id)
-        return index
+    def _build_index(self, resource: str, name: str) -> _ValueIndex | None:
+        if self.layers is None:
+            whole = value_index(self.records.get(resource, {}), name)
+            return None if whole is None else _ValueIndex(whole)
+        shared = self.layers.shared.derived(
+            f"by-value {resource}.{name}",
+            lambda tables: value_index(tables.get(resource, {}), name),
+        )
+        own_rows = self.layers.own.get(resource, {})
+        own = value_index(own_rows, name)
+        if shared is None or own is None:
+            return None
+        return _ValueIndex(shared, own, own_rows.keys())
+
+
+@dataclass(frozen=True, slots=True)
+class _ValueIndex:
+    """Ids by a field's comparable value: a shared world's index, less the ids the episode's
+    own records replace, plus the own records' index."""
+
+    shared: Mapping[Any, list[str]]
+    own: Mapping[Any, list[str]] = field(default_factory=dict)
+    replaced: Collection[str] = ()
+
+    def ids(self, key: Any) -> list[str]:
+        hits = self.shared.get(key, [])
+        if self.replaced:
+            hits = [i for i in hits if i not in self.replaced]
+        return [*hits, *self.own.get(key, ())]
+
+
+def value_index(rows: Mapping[str, Record], name: str) -> dict[Any, list[str]] | None:
+    """Ids by the field's comparable value; None when some value is not text (a list)."""
+    index: dict[Any, list[str]] = {}
+    for record_id, record in rows.items():
+        key = _hashable(record.get(name))
+        if key is None:
+            return None
+        index.setdefault(key, []).append(record_id)
+    return index
 
 
 def _hashable(value: Any) -> Any:
@@ -264,6 +301,11 @@ def index_world(
     return indexed
 
 
+def base_of(environment: Environment) -> Base:
+    """The environment's initial world as a `Base` (a layered one's shared indexes reused)."""
+    return Base(index_environment(environment), environment.layers)
+
+
 def index_environment(environment: Environment) -> dict[str, dict[str, Record]]:
     """The initial world by resource and id; a layered one's shared part is indexed once."""
     layers = environment.layers
@@ -289,7 +331,7 @@ def make_outcome(
     base: Base | None = None,
 ) -> Outcome:
     """An outcome from an environment's initial world (pass `base` to reuse its index)."""
-    start = base or Base(index_environment(environment))
+    start = base or base_of(environment)
     change_list = tuple(changes)
     return Outcome(
         WorldView(start), apply_changes(start, change_list), change_list, tuple(calls), answer

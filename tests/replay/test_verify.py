@@ -30,6 +30,7 @@ from myna.replay.episode import (
     RecordExists,
     Verifier,
 )
+from myna.replay.shared import Layers, SharedWorld
 from myna.replay.verify import (
     Base,
     CallRecord,
@@ -395,3 +396,28 @@ def test_indexed_selection_equals_scanning_the_merged_world(
     scanned = sorted(rid for rid, record in merged.items() if matches(record, where))
     assert sorted(rid for rid, _ in view.select("incident", where)) == scanned
     assert dict(view["incident"]) == merged
+
+
+@given(
+    shared=st.dictionaries(st.sampled_from([f"r{i}" for i in range(6)]), _records, max_size=6),
+    own=st.dictionaries(st.sampled_from([f"r{i}" for i in range(3, 9)]), _records, max_size=4),
+    overlay=st.dictionaries(
+        st.sampled_from([f"r{i}" for i in range(9)]), st.none() | _records, max_size=3
+    ),
+    where=st.dictionaries(st.sampled_from(["state", "priority"]), _values, max_size=2),
+)
+def test_a_layered_world_selects_what_its_whole_world_does(
+    shared: dict[str, dict[str, Any]],
+    own: dict[str, dict[str, Any]],
+    overlay: dict[str, Any],
+    where: dict[str, Any],
+) -> None:
+    """The shared world's by-value index, built once for every episode over it, less the ids
+    the episode's own records replace, plus theirs: the same selection as the whole world's."""
+    world = SharedWorld({"incident": shared})
+    layers = Layers(world, {"incident": own})
+    whole = WorldView(Base(layers.index()), {"incident": overlay})
+    for _ in range(2):  # the second episode reuses the shared index the first built
+        layered = WorldView(Base(layers.index(), layers), {"incident": overlay})
+        found = sorted(rid for rid, _ in layered.select("incident", where))
+        assert found == sorted(rid for rid, _ in whole.select("incident", where))

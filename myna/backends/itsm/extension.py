@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -833,26 +833,40 @@ def _incident_slas(call: WriteCall, record_id: str) -> None:
     or a reopening. The incident's sla_due follows its most urgent running SLA."""
     now = _now(call.mock)
     new = _task_view(call.after)
+    # The SLAs as this write leaves them: read once, sla_due is computed from them.
+    views: list[dict[str, str]] = []
     if call.before is None:
-        _start_sla(call, record_id, new, now)
+        views += _start_sla(call, record_id, new, now)
     else:
         old = _task_view(call.before)
         for sla in _slas_of(call.tx, record_id):
-            if _text(sla.get("stage")) not in RUNNING_STAGES or not _timed(sla):
-                continue
             view = _as_text(sla)
-            if view["stage"] == "in_progress":
-                view = _write_sla(call, sla, view, sla_progress(view, now))
-            change = sla_transition(view, old, new, now)
-            if change is not None:
-                view = _write_sla(call, sla, view, change)
-            # After the transition: resolving straight from On Hold resumes, then completes.
-            completion = sla_completion(view, new, now)
-            if completion is not None:
-                _write_sla(call, sla, view, completion)
+            if view["stage"] in RUNNING_STAGES and _timed(sla):
+                view = _run_sla(call, sla, view, (old, new), now)
+            views.append(view)
         if sla_restarts(old, new):
-            _start_sla(call, record_id, new, now)
-    _sync_due(call, record_id)
+            views += _start_sla(call, record_id, new, now)
+    _sync_due(call, record_id, views)
+
+
+def _run_sla(
+    call: WriteCall,
+    sla: Record,
+    view: dict[str, str],
+    tasks: tuple[Mapping[str, str], Mapping[str, str]],
+    now: datetime,
+) -> dict[str, str]:
+    """One running SLA brought up to now and moved as the task's change says; its new view."""
+    if view["stage"] == "in_progress":
+        view = _write_sla(call, sla, view, sla_progress(view, now))
+    change = sla_transition(view, tasks[0], tasks[1], now)
+    if change is not None:
+        view = _write_sla(call, sla, view, change)
+    # After the transition: resolving straight from On Hold resumes, then completes.
+    completion = sla_completion(view, tasks[1], now)
+    if completion is not None:
+        view = _write_sla(call, sla, view, completion)
+    return view
 
 
 def _now(mock: Mock) -> datetime:
@@ -879,10 +893,14 @@ def _timed(sla: Record) -> bool:
     return True
 
 
-def _start_sla(call: WriteCall, record_id: str, task: Mapping[str, str], now: datetime) -> None:
-    if task["priority"] in SLA_DEFINITIONS:
-        values = sla_start(record_id, task["priority"], now)
-        _platform_insert(call, "task_sla", values, _SLA_WRITER)
+def _start_sla(
+    call: WriteCall, record_id: str, task: Mapping[str, str], now: datetime
+) -> list[dict[str, str]]:
+    """The SLA a task at this priority starts (none for a priority without one), as text."""
+    if task["priority"] not in SLA_DEFINITIONS:
+        return []
+    values = sla_start(record_id, task["priority"], now)
+    return [_as_text(_platform_insert(call, "task_sla", values, _SLA_WRITER))]
 
 
 def _write_sla(
@@ -944,8 +962,8 @@ def _slas_of(tx: Transaction, task_id: str) -> list[Record]:
     return slas
 
 
-def _sync_due(call: WriteCall, record_id: str) -> None:
-    due = sla_due(_as_text(sla) for sla in _slas_of(call.tx, record_id))
+def _sync_due(call: WriteCall, record_id: str, slas: Iterable[Mapping[str, str]]) -> None:
+    due = sla_due(slas)
     fields = call.resource.resource.fields
     if due is None or "sla_due" not in fields:
         return
