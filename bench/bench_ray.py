@@ -88,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     connect("auto")  # as `--ray auto` starts it, so that every round's pool finds it up
     clock, cpu = time.perf_counter(), time.process_time()
-    history, _ = import_history(args.data or bench.default_data())
+    history, _ = import_history(args.data or bench.default_data(), names_seed=0)
     generate(history, bench.itsm_model(), seed=0, limit=args.scenarios)
     print(
         f"driver alone (import + generate, part of every round): "

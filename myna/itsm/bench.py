@@ -131,7 +131,8 @@ def prepare(
     pool: RayPool | None = None,
 ) -> Prepared:
     path = data or default_data()
-    history, report = import_history(path)
+    # Coded labels ("Group 56") get realistic names: matching digits is no reading.
+    history, report = import_history(path, names_seed=seed)
     service = model or itsm_model()
     generation = generate(history, service, seed=seed, limit=limit)
     audits = _map(_Audits(history, service, seed), generation.scenarios, workers, progress, pool)

@@ -41,7 +41,9 @@ def bench_itsm(
         typer.Option("--workers", min=1, help="Scenarios run in parallel: threads, or Ray actors."),
     ] = 1,
     ray: RayAddress = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for scenario choice and agents.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed for scenario choice, realistic names and agents.")
+    ] = 0,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most this many scenarios.")
     ] = None,

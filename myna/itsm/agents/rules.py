@@ -55,7 +55,7 @@ class _Desk:
 
     def same_symptom(self, symptom: str, number: str) -> list[dict[str, Any]]:
         """Other incidents whose short description is the symptom, or starts with it and
-        goes on to name its category ("Symptom 12 (Category 1 / ...)")."""
+        goes on to name its category ("VPN client times out (Remote Access / ...)")."""
         found = self.incidents(f"short_descriptionSTARTSWITH{symptom}^number!={number}")
         return [
             r
