@@ -1695,6 +1695,14 @@ class SqlStore:
         """How often the world's credential was replaced (0: never), as every process sharing
         the database sees it."""
         _require_names(world=world)
+        if self._sqlite:
+            with self._lock:  # reentrant: this thread may be inside its own transaction
+                if self._open:
+                    # An extension route authenticating inside the request's transaction (a
+                    # token endpoint): the one connection reads the row as part of it.
+                    found = self._sqlite_driver.execute(self._sql.key_generation, (world,))
+                    row = found.fetchone()
+                    return 0 if row is None else int(row[0])
         with self._cursor() as cursor:
             cursor.execute(self._sql.key_generation, (world,))
             row = cursor.fetchone()

@@ -294,3 +294,35 @@ def test_only_the_admin_rotates_and_only_worlds_that_exist(server: Server) -> No
     assert by_agent.status_code == 401
     assert _reads(server, "kept", _bearer(given["token"])) == 200
     assert missing.status_code == 404
+
+
+def test_a_world_credential_works_at_routes_that_authenticate_in_their_transaction(
+    store_url: str,
+) -> None:
+    """Salesforce's token endpoint and Bulk API 1.0 check the credential inside the request's
+    transaction: the key's generation is read there too (on SQLite's one connection, as part
+    of it), not in a second transaction that SQLite refuses."""
+    from myna.mocks import MockClient
+
+    mock = served_mock("crm", db=store_url, admin_token=ADMIN_TOKEN)
+    client = MockClient(mock)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    created = client.post("/_myna/admin/worlds", json={"id": "w1"}, headers=admin)
+    given = created.json()["credentials"]
+    form = {"grant_type": "password", "username": given["user"], "password": given["password"]}
+    body = "&".join(f"{name}={value}" for name, value in form.items()).encode()
+    form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+
+    token = client.post("/worlds/w1/services/oauth2/token", content=body, headers=form_type)
+    bulk = client.get(
+        "/worlds/w1/services/async/59.0/job/750000000000001",
+        headers={"X-SFDC-Session": given["token"]},
+    )
+
+    assert token.status == 200, token.body
+    assert bulk.status == 400  # the job is unknown: the session was taken
+    assert bulk.json()["exceptionCode"] == "InvalidJob"
+    client.post("/_myna/admin/worlds/w1/credentials", headers=admin)
+    again = client.post("/worlds/w1/services/oauth2/token", content=body, headers=form_type)
+    assert again.status in (400, 401)
+    mock.store.close()
