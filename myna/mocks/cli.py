@@ -156,8 +156,9 @@ def serve(
     ] = REQUEST_TIMEOUT,
 ) -> None:
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
-    # The collector stays off until the server is built (`_StartUp`), its imports included.
-    with _StartUp() as start_up:
+    # The collector stays off until the server is built (`_StartUp`), its imports included;
+    # what start-up made lives as long as this process, so it is frozen.
+    with _StartUp(freeze=True) as start_up:
         import os
         import tempfile
 
@@ -270,12 +271,17 @@ _Built = TypeVar("_Built")
 
 
 class _StartUp:
-    """A start-up without the cyclic garbage collector, then one collection, and what
-    survives it frozen (`gc.freeze`), at `done` or at the end of the block. A large model's
-    mock allocates about a million objects that live as long as the server; the collector's
-    repeated full passes over them while they are made cost a fifth of a warm start (0.25 s
-    of CPU of 1.2 s in process, 0.4 s more over HTTP: BENCHMARKS.md), and later collections
-    skip them once frozen. A collector the caller turned off is left alone."""
+    """A start-up without the cyclic garbage collector, then one collection, at `done` or at
+    the end of the block. A large model's mock allocates about a million objects that live
+    as long as the server; the collector's repeated full passes over them while they are made
+    cost a fifth of a warm start (0.25 s of CPU of 1.2 s in process, 0.4 s more over HTTP:
+    BENCHMARKS.md). `freeze`: what survives is frozen (`gc.freeze`), so that later collections
+    skip it too; only for a process that serves until it ends (frozen objects are never
+    collected, even once unreachable). A collector the caller turned off is left alone."""
+
+    def __init__(self, *, freeze: bool = False) -> None:
+        self._freeze = freeze
+        self._paused = False
 
     def __enter__(self) -> _StartUp:
         self._paused = gc.isenabled()
@@ -286,7 +292,8 @@ class _StartUp:
         if self._paused:
             self._paused = False
             gc.collect()
-            gc.freeze()
+            if self._freeze:
+                gc.freeze()
             gc.enable()
 
     def __exit__(self, *exc: object) -> None:
@@ -294,7 +301,7 @@ class _StartUp:
 
 
 def _collected_once(build: Callable[_Params, _Built]) -> Callable[_Params, _Built]:
-    """`build` as a `_StartUp`."""
+    """`build` as a `_StartUp` (nothing frozen: a test or a script builds many mocks)."""
 
     @functools.wraps(build)
     def built(*args: _Params.args, **kwargs: _Params.kwargs) -> _Built:

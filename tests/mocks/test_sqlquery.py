@@ -23,6 +23,7 @@ from myna.mocks.store import Record
 from myna.schemas.model import FieldSpec, IdFormat, Resource, ServiceModel
 from tests.conftest import postgres_schema
 from tests.mocks.test_store_keys import play
+from tests.mocks.test_store_mount import store_file
 
 FIELDS = ("a", "b", "Mixed Case")
 MODEL = ServiceModel(
@@ -186,7 +187,7 @@ def mounting(store: SqlStore, directory: Path) -> Callable[..., str]:
     (the root's query tables live there while no layer above it holds rows)."""
 
     def load_base(records: Iterable[tuple[str, str, Record]], name: str) -> str:
-        path = directory / f"{name}.db"
+        path = store_file(store.model, directory)
         source = SqlStore(store.model, f"sqlite:///{path}")
         source.load_base(records, name)
         source.close()

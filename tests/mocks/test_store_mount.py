@@ -4,6 +4,8 @@ loaded into its own database, and the process holds only the root's ids."""
 
 from __future__ import annotations
 
+import hashlib
+import shutil
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
@@ -22,11 +24,24 @@ from myna.schemas.model import ServiceModel
 from tests.mocks.test_store_keys import IDS, RECORDS, STEPS, VALUES, model, play
 
 
+def store_file(schema: ServiceModel, directory: Path) -> Path:
+    """A new SQLite file holding a store's tables, empty. Copied from a file whose tables were
+    made once per directory and model: a store's tables made anew cost a synced write per
+    statement, which made up most of a Hypothesis example here."""
+    digest = hashlib.sha256(schema.model_dump_json().encode()).hexdigest()[:16]
+    template = directory / f"template-{digest}.db"
+    if not template.exists():
+        SqlStore(schema, f"sqlite:///{template}").close()
+    path = directory / f"{uuid.uuid4().hex}.db"
+    shutil.copyfile(template, path)
+    return path
+
+
 def mounted(
     schema: ServiceModel, records: list[tuple[str, str, Record]], name: str, directory: Path
 ) -> SqlStore:
     """An in-memory store on root `name` of a store file holding the records."""
-    path = directory / f"{uuid.uuid4().hex}.db"
+    path = store_file(schema, directory)
     source = SqlStore(schema, f"sqlite:///{path}")
     source.load_base(records, name, sequences={"ticket.n": 7})
     source.close()
