@@ -19,11 +19,12 @@ import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from importlib.metadata import version
 from typing import Any
 
 import jsonschema_rs
 
-from myna.mocks import ids
+from myna.mocks import ids, seed
 from myna.mocks.contract import ResourceContract
 from myna.mocks.fill import fillers
 from myna.mocks.render import renderer_for
@@ -31,7 +32,10 @@ from myna.mocks.replayed import echoed
 from myna.mocks.seed import recorded_data
 from myna.mocks.store import Record
 from myna.mocks.validation import coerce_scalars
+from myna.schemas import shape
+from myna.schemas import values as schema_values
 from myna.schemas.model import JsonSchema, Operation, ServiceModel
+from myna.schemas.model_cache import MIN_CACHED_BYTES, cached_data, sources
 from myna.schemas.values import JSON_SCHEMA_FORMAT, string_format
 
 _ANY_TEXT: JsonSchema = {"type": "string"}
@@ -78,7 +82,21 @@ def answered_resources(
 
 
 def _seeded(model: ServiceModel) -> dict[str, list[Record]]:
-    """The records a served world starts with (`seed_recorded`), and a few generated ones."""
+    """The records a served world starts with (`seed_recorded`), and a few generated ones.
+
+    A large model's are kept in the cache (`model_cache`), named by the model and the code and
+    Faker release that make them: making them imports and sets up Faker, 0.1 s of the 1 s a
+    warm start of the ITSM back end takes otherwise (BENCHMARKS.md)."""
+    dumped = model.model_dump_json()
+    if len(dumped) < MIN_CACHED_BYTES:
+        return _made_seeded(model)
+    made_by = sources(seed.__file__, ids.__file__, shape.__file__, schema_values.__file__)
+    parts = (version("faker"), made_by, dumped)
+    seeded: dict[str, list[Record]] = cached_data("seeded", parts, lambda: _made_seeded(model))
+    return seeded
+
+
+def _made_seeded(model: ServiceModel) -> dict[str, list[Record]]:
     data = recorded_data(model, seed=0, top_up=_SEEDED_EXTRA)
     out: dict[str, list[Record]] = {}
     for name, _, record in data.records:

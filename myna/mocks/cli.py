@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
 
 from myna.errors import MockError, ModelError
 from myna.mocks.backend import named_backend, resolve_model
@@ -158,9 +157,11 @@ def serve(
     """Serve MODEL as a stateful mock API, with worlds, behaviour and an admin API."""
     # The collector stays off until the server is built (`_StartUp`), its imports included;
     # what start-up made lives as long as this process, so it is frozen.
-    with _StartUp(freeze=True) as start_up:
+    with _StartUp(freeze=True, resume=True) as start_up:
         import os
         import tempfile
+
+        from rich.console import Console
 
         from myna.mocks.auth import DEFAULT_CREDENTIALS, Credentials, secret_token
         from myna.mocks.console.app import CONSOLE_PREFIX
@@ -277,14 +278,16 @@ class _StartUp:
     cost a fifth of a warm start (0.25 s of CPU of 1.2 s in process, 0.4 s more over HTTP:
     BENCHMARKS.md). `freeze`: what survives is frozen (`gc.freeze`), so that later collections
     skip it too; only for a process that serves until it ends (frozen objects are never
-    collected, even once unreachable). A collector the caller turned off is left alone."""
+    collected, even once unreachable). A collector the caller turned off is left alone, unless
+    `resume`: `myna serve`, whose entry point turned it off before its first import."""
 
-    def __init__(self, *, freeze: bool = False) -> None:
+    def __init__(self, *, freeze: bool = False, resume: bool = False) -> None:
         self._freeze = freeze
+        self._resume = resume
         self._paused = False
 
     def __enter__(self) -> _StartUp:
-        self._paused = gc.isenabled()
+        self._paused = self._resume or gc.isenabled()
         gc.disable()
         return self
 

@@ -42,8 +42,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from jsonschema import Draft202012Validator
-
 from myna.errors import InputError, MockError
 from myna.mocks.extensions import SeedRecords, extensions_for
 from myna.mocks.ids import counter_name, mint_id, needs_counter
@@ -1185,6 +1183,8 @@ def _id_of(record: Record, resource: Resource, path: Path, line: int) -> Any:
 
 def _validators(model: ServiceModel, resource: Resource) -> dict[str, Any]:
     """A validator of each field's stored value (a reference's bare id, not its wire form)."""
+    from jsonschema import Draft202012Validator  # only a data file's records are checked so
+
     schemas = {name: stored_value_schema(model, spec) for name, spec in resource.fields.items()}
     return {name: Draft202012Validator(schema) for name, schema in schemas.items() if schema}
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pydantic
 
 from myna import __version__
@@ -46,24 +48,51 @@ def cached_parse(text: str, parse: Callable[[str], ServiceModel]) -> ServiceMode
     except (OSError, ValueError):
         pass  # missing, unreadable, or not what this Myna writes: parse again
     model = parse(text)
-    _store(entry, model)
+    _store(entry, model.model_dump_json().encode("utf-8"))
     return model
 
 
-def cache_folder() -> Path | None:
-    """Where parsed models are kept, or None when `MYNA_CACHE_DIR=off`."""
+def cached_data(kind: str, parts: Iterable[str], make: Callable[[], Any]) -> Any:
+    """`make()`, or the JSON data an earlier call with the same `parts` (everything the data
+    depends on) left in the cache's folder `kind`. Data that JSON would not give back equal (a
+    tuple, a NaN, a value JSON has no type for) is made on every call, never kept."""
+    folder = cache_folder(kind)
+    if folder is None:
+        return make()
+    entry = folder / f"{_digest(parts)}.json"
+    try:
+        return orjson.loads(entry.read_bytes())
+    except (OSError, ValueError):
+        pass  # missing, unreadable, or not JSON: make it again
+    data = make()
+    try:
+        text = orjson.dumps(data)
+    except TypeError:
+        return data
+    if orjson.loads(text) == data:
+        _store(entry, text)
+    return data
+
+
+def cache_folder(kind: str = "models") -> Path | None:
+    """Where parsed models (or other `kind`s of entries) are kept, or None when
+    `MYNA_CACHE_DIR=off`."""
     chosen = os.environ.get("MYNA_CACHE_DIR")
     if chosen == "off":
         return None
     if chosen:
-        return Path(chosen) / "models"
+        return Path(chosen) / kind
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "myna" / "models"
+    return Path(base) / "myna" / kind
 
 
 def _key(text: str) -> str:
+    return _digest((pydantic.VERSION, _loader_source(), text))
+
+
+def _digest(parts: Iterable[str]) -> str:
     made_of = hashlib.sha256()
-    for part in (__version__, pydantic.VERSION, _loader_source(), text):
+    for part in (__version__, *parts):
         made_of.update(part.encode("utf-8", "surrogatepass"))
         made_of.update(b"\0")
     return made_of.hexdigest()[:32]
@@ -73,20 +102,24 @@ def _key(text: str) -> str:
 def _loader_source() -> str:
     from myna.schemas import model, openapi  # openapi imports this module
 
-    paths = (openapi.__file__, model.__file__)
+    return sources(openapi.__file__, model.__file__)
+
+
+def sources(*paths: str | None) -> str:
+    """The text of the modules at `paths`: what an entry made by their code depends on."""
     try:
         return "".join(Path(path).read_text(encoding="utf-8") for path in paths if path)
     except OSError:  # a package that ships no sources: its version says it all
         return ""
 
 
-def _store(entry: Path, model: ServiceModel) -> None:
+def _store(entry: Path, text: bytes) -> None:
     """Write the entry in one step (a reader finds it whole), then drop the oldest beyond
     `KEPT_ENTRIES`. A folder that cannot be written to is left as it is."""
     partial = entry.with_name(f"{entry.stem}.{os.getpid()}.partial")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(model.model_dump_json(), encoding="utf-8")
+        partial.write_bytes(text)
         partial.replace(entry)
     except OSError:
         with suppress(OSError):

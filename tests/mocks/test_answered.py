@@ -5,13 +5,19 @@ and only there."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myna.mocks import Mock, MockClient
+from myna.backends import builtin_model
+from myna.mocks import Mock, MockClient, answered
 from myna.mocks.answered import admitting, union
 from myna.schemas import learn
 from myna.schemas.shape import schema_of
@@ -209,3 +215,29 @@ def test_a_counter_climbs_past_the_counts_its_recordings_showed() -> None:
 
     assert [answer.status for answer in answers] == [200] * 4, answers[-1].json()
     assert int(answers[-1].json()["result"]["sys_mod_count"]) == int(first["sys_mod_count"]) + 4
+
+
+@pytest.mark.parametrize("backend", ["itsm", "crm"])
+def test_the_kept_sample_records_are_the_ones_generation_makes(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large model's sample records come from the cache from the second build on
+    (`answered._seeded`): they equal the generated ones, and reading them imports no Faker."""
+    monkeypatch.setenv("MYNA_CACHE_DIR", str(tmp_path))
+    model = builtin_model(backend)
+    made = answered._made_seeded(model)
+    assert answered._seeded(model) == made
+    assert len(list((tmp_path / "seeded").glob("*.json"))) == 1
+    code = (
+        "import sys; from myna.backends import builtin_model; from myna.mocks import answered; "
+        f"seeded = answered._seeded(builtin_model({backend!r})); "
+        "print('faker' in sys.modules, len(seeded))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "MYNA_CACHE_DIR": str(tmp_path)},
+    )
+    assert shown.stdout.split() == ["False", str(len(made))]

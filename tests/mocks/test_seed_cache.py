@@ -85,3 +85,20 @@ def test_a_served_start_leaves_the_collector_as_it_found_it(tmp_path: Path) -> N
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_serve_turns_on_the_collector_its_entry_point_turned_off() -> None:
+    """`myna serve` turns the collector off before its first import (`myna.cli.main`); the
+    server's start-up turns it on again, having collected and frozen what it built."""
+    import gc
+
+    from myna.mocks.cli import _StartUp
+
+    gc.disable()
+    try:
+        with _StartUp(resume=True) as start_up:
+            assert not gc.isenabled()
+            start_up.done()
+            assert gc.isenabled()
+    finally:
+        gc.enable()

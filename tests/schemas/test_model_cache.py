@@ -163,3 +163,48 @@ def test_serving_imports_no_faker() -> None:
     code = "import sys, myna.mocks, myna.mocks.cli, myna.mocks.fill; print('faker' in sys.modules)"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "False"
+
+
+# -- other data kept beside the models (`cached_data`) --------------------------------------------
+
+
+def _made(data: object, calls: list[object]) -> object:
+    calls.append(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"a": [1, 2.5, None, True, "é"], "b": {"c": -0.0}}, [], "text"],
+    ids=["records", "empty", "text"],
+)
+def test_kept_data_is_made_once_and_read_back_equal(cache_dir: Path, data: object) -> None:
+    calls: list[object] = []
+    first = model_cache.cached_data("kept", ["part"], lambda: _made(data, calls))
+    second = model_cache.cached_data("kept", ["part"], lambda: _made(data, calls))
+    assert first == second == data
+    assert len(calls) == 1
+    assert len(_entries(cache_dir.parent / "kept")) == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [(1, 2), {"x": float("nan")}, {1: "int key"}, {"when": Path("/tmp")}, 2**70],
+    ids=["tuple", "nan", "int-key", "path", "big-int"],
+)
+def test_data_json_would_not_give_back_equal_is_never_kept(cache_dir: Path, data: object) -> None:
+    calls: list[object] = []
+    for _ in range(2):
+        assert model_cache.cached_data("kept", ["part"], lambda: _made(data, calls)) is data
+    assert len(calls) == 2
+    assert _entries(cache_dir.parent / "kept") == []
+
+
+def test_other_parts_are_another_entry_and_off_keeps_nothing(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert model_cache.cached_data("kept", ["one"], lambda: 1) == 1
+    assert model_cache.cached_data("kept", ["two"], lambda: 2) == 2
+    assert len(_entries(cache_dir.parent / "kept")) == 2
+    monkeypatch.setenv("MYNA_CACHE_DIR", "off")
+    assert model_cache.cached_data("kept", ["one"], lambda: 3) == 3
