@@ -134,6 +134,10 @@ class Authenticator:
         """Whether the request carries a credential the mock accepts for some world."""
         return self._identify(headers) is not None
 
+    def unsigned(self, headers: Mapping[str, str]) -> bool:
+        """Whether the request carries no credential at all (rather than a wrong one)."""
+        return "authorization" not in headers and self._api_key_header not in headers
+
     def reaches(self, scope: Scope, world: str) -> bool:
         """Whether a credential of `scope` may act in `world`."""
         if scope is None:

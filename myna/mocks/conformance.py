@@ -9,9 +9,12 @@ recording: the same status, and a body that validates against the recorded body'
 Two details keep the comparison fair:
 - Records the trace creates are not seeded; when the replayed create mints a different id than
   the recorded one, later requests in the session are rewritten to use the new id.
-- Credentials in recordings are redacted, so each request carries the mock's own credential
-  for the learned scheme (a token request its own grant, a refresh the refresh token the mock
-  issued last); a request the service refused with 401 is replayed without one.
+- Credentials in recordings are redacted, so each request that carried one carries the mock's
+  own credential for the learned scheme (a token request its own grant, a refresh the refresh
+  token the mock issued last); a request recorded without one, or that the service refused
+  with 401, is replayed without one.
+- A record a successful item request addresses (a lock put on issue 9, a delete answered 204)
+  was held when the session began, whether or not an answer showed it: it is seeded by its id.
 
 What the responses show is not always all the instance held: records it had before the trace
 began but never sent (the user the client signs in as, whom the service stamps as `opened_by`)
@@ -39,6 +42,7 @@ from myna.mocks.seed import read_files, with_recorded
 from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.schemas.records import receipt_id, view_of
+from myna.schemas.signing import signed
 from myna.traces.model import Body, Exchange, Session
 from myna.traces.redact import is_redacted
 
@@ -318,6 +322,24 @@ class _Sighted:
     """The ids each session's creates were stamped with as their caller (`stamp: caller`)."""
     current: dict[RecordKey, Record] = field(default_factory=dict)
     changed_by: dict[RecordKey, int] = field(default_factory=dict)
+    addressed: dict[RecordKey, Record] = field(default_factory=dict)
+    """Records a successful request's path addressed (a lock put on issue 1, a transition),
+    as their id alone: the service held them, whether or not an answer showed them."""
+
+    def settle(self, model: ServiceModel) -> None:
+        """Take each addressed record no answer showed and no session made as a record the
+        instance held from the start. A path may name a record by a key (`JJJ-9` for issue
+        10050): a record shown holding that key is the one addressed."""
+        made = set().union(*self.made.values()) if self.made else set()
+        keyed = {
+            (name, str(record[key]))
+            for (name, _), record in self.records.items()
+            for key in model.resources[name].keys
+            if record.get(key) is not None
+        }
+        for key, record in self.addressed.items():
+            if key not in made and key not in keyed:
+                self.records.setdefault(key, record)
 
     def take(self, number: int, key: RecordKey, record: Record, *, made: bool, read: bool) -> None:
         if made and key not in self.records:
@@ -401,7 +423,37 @@ def _sightings(
         for exchange in session.exchanges:
             named.update(_exchange_values(exchange))
             _take_exchange(model, routes, sighted, number, exchange)
+            _take_address(model, routes, sighted, exchange)
+    sighted.settle(model)
     return sighted
+
+
+_ADDRESSING_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
+
+
+def _take_address(
+    model: ServiceModel, routes: Router[Operation], sighted: _Sighted, exchange: Exchange
+) -> None:
+    """Note the record a successful item request's path names (`_Sighted.addressed`)."""
+    if not 200 <= exchange.status < 300:
+        return
+    found = routes.match(exchange.method, exchange.path)
+    if not isinstance(found, Match) or found.target.kind not in _ADDRESSING_KINDS:
+        return
+    resource = model.resources.get(found.target.resource or "")
+    record_id = _path_id(found, resource) if resource is not None else None
+    value = _as_id(resource, record_id) if resource is not None and record_id else None
+    if resource is not None and record_id and value is not None:
+        sighted.addressed.setdefault((resource.name, record_id), {resource.id_field: value})
+
+
+def _as_id(resource: Resource, value: str) -> str | int | None:
+    """A path's id as the record holds it: a number where the id field is one; None when the
+    value cannot be one (a commit's `000...1` where ids are numbers names something else)."""
+    spec = resource.fields.get(resource.id_field)
+    if spec is None or spec.schema_.get("type") != "integer":
+        return value
+    return int(value) if value.isdigit() and str(int(value)) == value else None
 
 
 def _chronological(sessions: Iterable[Session]) -> list[tuple[int, Session]]:
@@ -699,11 +751,12 @@ class _Replay:
             if name.lower() not in _DROPPED_HEADERS and not name.startswith(":")
         }
         auth = self.model.conventions.auth
-        if exchange.status == auth.unauthorized_status:
+        if exchange.status == auth.unauthorized_status or not signed(exchange.request_headers):
+            # Replayed as recorded: a refused credential, or none at all (a public endpoint).
             return headers
         token = self.token if auth.scheme in ("bearer", "oauth2", "unknown") else _MOCK_TOKEN
-        signed = credential_headers(auth, user=self.user, password=_MOCK_SECRET, token=token)
-        headers.update((name.lower(), value) for name, value in signed.items())
+        own = credential_headers(auth, user=self.user, password=_MOCK_SECRET, token=token)
+        headers.update((name.lower(), value) for name, value in own.items())
         return headers
 
     def token_form(self, exchange: Exchange) -> bytes | None:

@@ -22,13 +22,16 @@ def best_answer(
     answers: list[RecordedAnswer],
     params: Mapping[str, str],
     sent: Mapping[str, str] | None = None,
+    *,
+    anonymous: bool = False,
 ) -> RecordedAnswer:
     """The answer recorded for the request most like this one: every path parameter equal
-    first, then the most query parameters and body values (`sent`) equal; between equals, a
-    success over an error and the answer recorded most often. `answers` must not be empty."""
+    first, then one given to a caller who signed in as this one did (or did not), then the
+    most query parameters and body values (`sent`) equal; between equals, a success over an
+    error and the answer recorded most often. `answers` must not be empty."""
     sent = sent or {}
 
-    def score(answer: RecordedAnswer) -> tuple[int, int, int, int]:
+    def score(answer: RecordedAnswer) -> tuple[int, int, int, int, int]:
         path_equal = path_total = query_equal = 0
         for name, value in answer.params.items():
             same = params.get(name) == value
@@ -41,7 +44,14 @@ def best_answer(
         body_equal = sum(1 for name, value in answer.sent.items() if sent.get(name) == value)
         exact_path = int(path_equal == path_total)
         success = int(200 <= answer.status < 300)
-        return (exact_path, query_equal - extra + body_equal, success, answer.evidence.samples)
+        same_caller = int(answer.anonymous == anonymous)
+        return (
+            exact_path,
+            same_caller,
+            query_equal - extra + body_equal,
+            success,
+            answer.evidence.samples,
+        )
 
     return max(answers, key=score)
 

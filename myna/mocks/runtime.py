@@ -26,7 +26,7 @@ import orjson
 from myna.errors import MockError
 from myna.mocks import behaviour, ids
 from myna.mocks.answered import format_stamp
-from myna.mocks.auth import DEFAULT_CREDENTIALS, Authenticator, Credentials
+from myna.mocks.auth import ANONYMOUS, DEFAULT_CREDENTIALS, Authenticator, Credentials
 from myna.mocks.auth import DEFAULT_WORLD as DEFAULT_WORLD  # where callers import it from
 from myna.mocks.calllog import DEFAULT_CAPACITY, Call, CallLog
 from myna.mocks.contract import OperationContract, ResourceContract, Viewed, compile_model
@@ -266,15 +266,22 @@ class Mock:
             world = request.headers.get(WORLD_HEADER, DEFAULT_WORLD)
         return world, path
 
-    def _admit(self, world: str, request: MockRequest) -> str | MockResponse:
+    def _admit(
+        self, world: str, request: MockRequest, *, public: bool = False
+    ) -> str | MockResponse:
         """The principal of a request whose credential reaches `world`, which exists; else the
         answer. A credential good only for other worlds gets the 404 of a missing world, and
-        no credential the 401, whether the world exists or not: only a holder learns of it."""
+        no credential the 401, whether the world exists or not: only a holder learns of it. A
+        `public` operation takes a request with no credential at all as the anonymous caller,
+        in the worlds a shared credential would reach."""
         principal = self.auth.principal(request.headers, world)
         if principal is None:
             if self.auth.recognised(request.headers):
                 raise _no_world(world)
-            return self.unauthorized()
+            anonymous = self.auth.unsigned(request.headers) and self.auth.reaches(None, world)
+            if not (public and anonymous):
+                return self.unauthorized()
+            principal = ANONYMOUS
         if world != DEFAULT_WORLD and not self.world_exists(world):
             raise _no_world(world)
         return principal
@@ -310,7 +317,8 @@ class Mock:
             return self._token(world, request)
         if method == "GET" and path == OPENAPI_PATH and matched is None:
             return MockResponse(200, [_JSON], body=self.openapi_bytes())
-        principal = self._admit(world, request)
+        public = isinstance(matched, Match) and matched.target.operation.public
+        principal = self._admit(world, request, public=public)
         if isinstance(principal, MockResponse):
             return principal
         if matched is None or (
@@ -330,7 +338,7 @@ class Mock:
             )
         contract = matched.target
         if contract.replayed:
-            return self._replay(contract, matched.params, request)
+            return self._replay(contract, matched.params, request, anonymous=principal == ANONYMOUS)
         kind = contract.operation.kind
         handler = _HANDLERS.get(kind, Mock._other)
         try:
@@ -748,7 +756,7 @@ class Mock:
         status = contract.error_status
         dialect = self.dialect
         if (dialect is None or dialect.parse_statement is None) and contract.operation.recorded:
-            return self._replay(contract, params, request)
+            return self._replay(contract, params, request, anonymous=principal == ANONYMOUS)
         if dialect is None or dialect.parse_statement is None:
             # Not the client's mistake: the mock has no evaluator for this language (JQL).
             language = self.model.conventions.query_language
@@ -800,10 +808,15 @@ class Mock:
         principal: str,
     ) -> MockResponse:
         """An operation Myna learned but cannot simulate."""
-        return self._replay(contract, params, request)
+        return self._replay(contract, params, request, anonymous=principal == ANONYMOUS)
 
     def _replay(
-        self, contract: OperationContract, params: dict[str, str], request: MockRequest
+        self,
+        contract: OperationContract,
+        params: dict[str, str],
+        request: MockRequest,
+        *,
+        anonymous: bool = False,
     ) -> MockResponse:
         """Answer as the service answered the recorded request most like this one, else with
         the operation's example or its bare success status. A body is first checked against the
@@ -818,7 +831,9 @@ class Mock:
         if answers:
             wanted: dict[str, str] = {path_param(name): value for name, value in params.items()}
             wanted.update(request.query)
-            answer = best_answer(answers, wanted, sent_values(_json_or_none(request.body)))
+            answer = best_answer(
+                answers, wanted, sent_values(_json_or_none(request.body)), anonymous=anonymous
+            )
             headers: Pairs = [
                 (name, value) for name, value in answer.headers.items() if name != "content-length"
             ]
@@ -1195,9 +1210,7 @@ class Mock:
             order_by=tuple(order_by),
             limit=limit,
             offset=offset,
-            fields=_naming_fields(
-                resource.resource, _fields_param(pairs, self.list_params.fields)
-            ),
+            fields=_naming_fields(resource.resource, _fields_param(pairs, self.list_params.fields)),
         )
         return query, paging
 

@@ -34,6 +34,7 @@ class AnswerSample:
     headers: dict[str, str]
     body: Any
     text: str | None
+    anonymous: bool
     session: int
     example: str
 
@@ -60,7 +61,8 @@ def recorded_answers(samples: Iterable[AnswerSample]) -> list[RecordedAnswer]:
     kept: dict[str, tuple[AnswerSample, Tally]] = {}
     for sample in samples:
         key = json.dumps(
-            [sample.params, sample.sent, sample.status, sample.body, sample.text], sort_keys=True
+            [sample.params, sample.sent, sample.status, sample.body, sample.text, sample.anonymous],
+            sort_keys=True,
         )
         found = kept.get(key)
         if found is None:
@@ -76,6 +78,7 @@ def recorded_answers(samples: Iterable[AnswerSample]) -> list[RecordedAnswer]:
             headers=sample.headers,
             body=sample.body,
             text=sample.text,
+            anonymous=sample.anonymous,
             evidence=tally.evidence(),
         )
         for sample, tally in kept.values()

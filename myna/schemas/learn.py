@@ -60,6 +60,7 @@ from myna.schemas.fields import (
 )
 from myna.schemas.merge import merge_models
 from myna.schemas.model import (
+    Auth,
     Conventions,
     Effect,
     Envelope,
@@ -117,6 +118,7 @@ from myna.schemas.records import (
 )
 from myna.schemas.scopes import plain_id, scope_field
 from myna.schemas.shape import ARRAY_SAMPLE, JsonSchema, Shape, merge_schemas, sampled
+from myna.schemas.signing import signature
 from myna.schemas.tools import learn_tools, tool_definitions
 from myna.schemas.uploads import UploadSample, learn_upload
 from myna.schemas.values import ID_PATTERNS, classify_segment
@@ -128,7 +130,6 @@ from myna.schemas.views import (
     learn_view,
 )
 from myna.traces.model import Exchange, Session, ToolCall
-from myna.traces.redact import is_redacted, is_secret_key
 
 __all__ = ["Options", "learn"]
 
@@ -255,6 +256,8 @@ class Obs:
     """(id field, id) when a write answered only with the id it made."""
     base_segments: int = 0
     """Leading segments that are the rest of an API base (the service's bases differ there)."""
+    signed: bool = True
+    """Whether the request carried a credential."""
 
 
 @dataclass(slots=True)
@@ -271,7 +274,7 @@ def learn_http(
     tokens: dict[str, tuple[str, Tally]] = {}
     sites: dict[str, str] = {}
     for session, exchange in exchanges:
-        if exchange.method.upper() in _IGNORED_METHODS or 300 <= exchange.status < 400:
+        if _ignored(exchange):
             continue
         origin, path = _split_url(exchange.url)
         segments = split_path(path)
@@ -288,11 +291,14 @@ def learn_http(
         if group is None:
             group = groups[(site, base)] = Group(site, base)
         group.observations.append(Obs(exchange, session, segments[cut:], origin))
-    usable = [
-        group
+    # A base that only refused or redirected (an unauthenticated `/rest/api/3` redirected to
+    # the login page) is still part of its site's service, which a mock must answer for.
+    sites_used = {
+        group.site
         for group in groups.values()
         if any(_usable(obs.exchange) for obs in group.observations)
-    ]
+    }
+    usable = [group for group in groups.values() if group.site in sites_used]
     if service is not None and usable:
         usable = [_combine(usable)]
     else:
@@ -314,6 +320,13 @@ def learn_http(
         token = tokens.get(group.site)
         models.append(ServiceLearner(name, group, token, options).learn())
     return models
+
+
+def _ignored(exchange: Exchange) -> bool:
+    """Exchanges that say nothing of the service's own operations: HTTP's implied methods
+    (HEAD is GET without the body, OPTIONS a preflight), unless the service refused them (a
+    `HEAD /` answered 405 is the service's answer, which a mock must give too)."""
+    return exchange.method.upper() in _IGNORED_METHODS and 200 <= exchange.status < 300
 
 
 def _usable(exchange: Exchange) -> bool:
@@ -352,9 +365,6 @@ def _combine(groups: list[Group]) -> Group:
 # --- operations ---------------------------------------------------------------------------
 
 
-_API_KEY_HEADERS = frozenset({"x-api-key", "api-key", "apikey", "x-auth-token", "private-token"})
-_NOT_CREDENTIALS = frozenset({"cookie", "proxy-authorization", "x-csrf-token", "x-xsrf-token"})
-"""Headers that may hold secrets but are not how a client signs in to an API."""
 _KEPT_RESPONSE_HEADERS = ("x-total-count", "link", "location", "etag", "retry-after")
 
 
@@ -375,6 +385,8 @@ class ServiceLearner:
         self.fields_of: dict[str, set[str]] = {}
         self.ops: dict[OpKey, OpStats] = {}
         self.gathered = conventions.Gathered()
+        self.auth = Auth()
+        """The service's sign-in, once the operations' pass has gathered it."""
         if token is not None:
             self.gathered.token_path, self.gathered.token_tally = token
         self.records: dict[str, Shape] = {}
@@ -409,6 +421,7 @@ class ServiceLearner:
         self.envelope = conventions.infer_envelope(self.gathered)
         resources = self._resources()
         self._behaviour(resources)
+        self.auth = conventions.infer_auth(self.gathered)
         operations = self._operations(resources)
         model = ServiceModel(
             name=self.name,
@@ -509,31 +522,36 @@ class ServiceLearner:
                 op.request.add(exchange.request_body.value)
                 if _mentions_jql(exchange.request_body.value):
                     gathered.jql.add(obs.session, exchange.id)
-            self._gather_auth(obs)
-            if status >= 400:
-                self._gather_error(obs)
+            obs.signed = self._gather_auth(obs)
+            if not obs.signed:
+                op.anonymous[status] += 1
+            if status >= 300:
+                # A redirect (to a login page, a renamed record's new home) is an answer to
+                # replay, never a record's rendering.
+                if status >= 400:
+                    self._gather_error(obs)
                 continue
             self._gather_response(obs, op)
 
-    def _gather_auth(self, obs: Obs) -> None:
+    def _gather_auth(self, obs: Obs) -> bool:
         """Which header carried a credential, and in which scheme when the recording still
-        says (`Basic [REDACTED]`); a credential redacted whole still says one was needed."""
+        says (`Basic [REDACTED]`); a credential redacted whole still says one was needed.
+        Whether the request carried one at all."""
         exchange = obs.exchange
         gathered = self.gathered
+        carried = False
         for name, value in exchange.request_headers:
-            lowered = name.lower()
-            if lowered == "authorization":
-                word, space, _ = value.partition(" ")
-                scheme = word.lower() if space and word.isalpha() else ""
-                if scheme in ("basic", "bearer", "token"):
-                    gathered.auth_headers.setdefault(scheme, Tally()).add(obs.session, exchange.id)
-                else:
-                    # `SSWS <key>` (Okta), or a value whose scheme went with the redaction.
-                    gathered.opaque_auth.add(obs.session, exchange.id)
-            elif lowered in _API_KEY_HEADERS or (
-                lowered not in _NOT_CREDENTIALS and (is_secret_key(name) or is_redacted(value))
-            ):
+            found = signature(name, value)
+            if found is None:
+                continue
+            carried = True
+            if found.kind == "scheme":
+                gathered.auth_headers.setdefault(found.name, Tally()).add(obs.session, exchange.id)
+            elif found.kind == "opaque":
+                gathered.opaque_auth.add(obs.session, exchange.id)
+            else:
                 gathered.api_key_headers.setdefault(name, Tally()).add(obs.session, exchange.id)
+        return carried
 
     def _gather_error(self, obs: Obs) -> None:
         exchange = obs.exchange
@@ -1413,6 +1431,7 @@ class ServiceLearner:
                     recorded=self._recorded(op, path)
                     if self.options.answers and _replayed(op, resource)
                     else [],
+                    public=self._public(op, resource),
                     evidence=op.tally.evidence(),
                 )
             )
@@ -1444,6 +1463,18 @@ class ServiceLearner:
             own_id=self.id_fields.get(resource) or "id",
         )
 
+    def _public(self, op: OpStats, resource: Resource | None) -> bool:
+        """Whether the service answered the operation to callers without a credential, when
+        it asked others for one: with a success, or, where the mock replays recorded answers,
+        with anything but its 401 (a redirect to the login page). A record's operation that
+        only refused them stays closed: the mock would otherwise serve its records to anyone."""
+        if self.auth.scheme == "none":
+            return False
+        if any(200 <= status < 300 for status in op.anonymous):
+            return True
+        refusals = set(op.anonymous) - {self.auth.unauthorized_status}
+        return bool(refusals) and _replayed(op, resource)
+
     def _recorded(self, op: OpStats, path: str) -> list[RecordedAnswer]:
         """The answers a mock replays for an operation it cannot simulate."""
         names = re.findall(r"\{([^}]+)\}", path)
@@ -1470,6 +1501,7 @@ class ServiceLearner:
                     },
                     body=body.value if body.is_json else None,
                     text=body.value if body.kind == "text" else None,
+                    anonymous=not obs.signed and self.auth.scheme != "none",
                     session=obs.session,
                     example=exchange.id,
                 )
@@ -1734,7 +1766,7 @@ class ServiceLearner:
             envelope=envelope,
             pagination=conventions.infer_pagination(gathered, envelope),
             errors=conventions.infer_errors(gathered),
-            auth=conventions.infer_auth(gathered),
+            auth=self.auth,
             values_as_strings=values_as_strings(self.records.values()),
             datetime_format=datetime_format(self.records.values()),
             query_language=language,

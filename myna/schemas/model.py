@@ -326,6 +326,11 @@ class RecordedAnswer(_Model):
     headers: dict[str, str] = Field(default_factory=dict)
     body: JsonValue = Field(default=None, description="the JSON body (None: no body or text)")
     text: str | None = Field(default=None, description="a body that was not JSON")
+    anonymous: bool = Field(
+        default=False,
+        description="given to a request without a credential (a service may tell anonymous "
+        "callers less: no server time, a login redirect)",
+    )
     evidence: Evidence = Field(default_factory=Evidence)
 
 
@@ -395,6 +400,12 @@ class Operation(_Model):
         default=None,
         description="on a create that takes a file as its body: which record fields the "
         "query, the file's size and its media type fill",
+    )
+    public: bool = Field(
+        default=False,
+        description="the service answered it to callers that sent no credential (a version "
+        "or status endpoint, a redirect to its login page): the mock does too, in the worlds "
+        "an anonymous caller may reach",
     )
     inferred: Inference | None = Field(
         default=None,

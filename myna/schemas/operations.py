@@ -40,6 +40,8 @@ class OpStats:
     """Keys beside the records of a list answer, with the first value each held."""
     answers: list[Any] = field(default_factory=list)
     """A bounded sample of the exchanges, kept for replaying their answers."""
+    anonymous: Counter[int] = field(default_factory=Counter)
+    """The statuses the service answered requests with that carried no credential."""
     many: int = 0
     one_with_id: int = 0
     new_ids: int = 0

@@ -172,8 +172,14 @@ def operations_table(model: ServiceModel) -> Table:
 
 
 def _served(operation: Operation) -> str:
-    """How the mock answers the operation: simulated over its resource's records, replayed
-    from recorded answers, or completed by a convention the traces never showed."""
+    """How the mock answers the operation (`_how_served`), and to whom when that is anyone."""
+    served = _how_served(operation)
+    return f"{served}, without a credential too" if operation.public else served
+
+
+def _how_served(operation: Operation) -> str:
+    """Simulated over its resource's records, replayed from recorded answers, or completed by
+    a convention the traces never showed."""
     if operation.inferred is not None:
         inferred = operation.inferred
         return f"inferred {inferred.confidence:.0%}: {inferred.convention}"

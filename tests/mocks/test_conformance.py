@@ -21,6 +21,7 @@ from myna.mocks.conformance import (
     recorded_records,
     run_conformance,
 )
+from myna.schemas import learn
 from myna.schemas.model import (
     Auth,
     Conventions,
@@ -621,3 +622,24 @@ def test_traces_of_another_service_are_refused_with_the_hosts_named(tmp_path: Pa
     assert "no exchange in the traces belongs to the model's service" in result.stderr
     assert "example.service-now.com" in result.stderr
     assert "--any-host" in result.stderr
+
+
+def test_a_record_a_successful_write_addresses_was_held_although_no_answer_showed_it() -> None:
+    # A delete answered 204 says the record existed; replayed in a world that never heard of
+    # it, the mock would answer 404. Item 9 is never shown, only deleted.
+    issues = [{"id": 1, "title": "a"}, {"id": 2, "title": "b"}]
+    traffic = [
+        Session(id="list", events=[exchange(0, "GET", "/issues", 200, issues)]),
+        Session(
+            id="write",
+            events=[
+                exchange(1, "PATCH", "/issues/7", 200, {"id": 7, "title": "c"}, {"title": "c"}),
+                exchange(2, "DELETE", "/issues/9", 204),
+                exchange(3, "DELETE", "/issues/9", 404, {"message": "Not Found"}),
+            ],
+        ),
+    ]
+    (model,) = learn(traffic)
+    report = run_conformance(model, traffic)
+    assert report.mismatches == []
+    assert report.seeded == {"issue": 4}

@@ -171,7 +171,18 @@ def test_jira_cloud_transition_answered_404_is_no_refused_transition(
 
 
 def test_jira_cloud_and_server_are_separate_services(jira: dict[str, ServiceModel]) -> None:
-    assert jira["atlassian"].base_path == "/rest/api/3"
+    cloud = jira["atlassian"]
+    # The cloud instance's API is under `/rest/api/3`; its root and login pages, which the
+    # client probed without a credential, redirected it to the login page: a mock does too.
+    assert {op.path for op in cloud.operations if not op.public} <= {
+        op.path for op in cloud.operations if op.path.startswith("/rest/api/3/")
+    }
+    root = cloud.operation("head_root")
+    assert (root.method, root.public, [answer.status for answer in root.recorded]) == (
+        "HEAD",
+        True,
+        [302],
+    )
     # The server instance also answered under `/test`: one service, two API bases.
     assert jira["localhost-8080"].base_path == ""
     assert {op.path for op in jira["localhost-8080"].operations} >= {
