@@ -1359,9 +1359,24 @@ def _by_key(resource: Resource, value: str, params: dict[str, str], tx: Transact
         return None
     found, _ = tx.list(resource.name, Query(where=Or(tuple(matches)), limit=_KEYED_AT_MOST))
     if len(found) > 1:
-        others = {text for text in params.values() if text != value}
-        found = [record for record in found if others <= _texts(record)]
+        # The field named like the parameter first (`{projectId}`: `project_id`), then any:
+        # a merge request names other projects too (its fork's `source_project_id`).
+        others = {name: text for name, text in params.items() if text != value}
+        named = [record for record in found if _holds_named(record, others)]
+        found = named or [record for record in found if set(others.values()) <= _texts(record)]
     return str(found[0][resource.id_field]) if len(found) == 1 else None
+
+
+def _holds_named(record: Record, params: dict[str, str]) -> bool:
+    """Whether the record holds each parameter's value in the field named like it."""
+    return bool(params) and all(
+        str(record.get(_field_name(name), "")) == text for name, text in params.items()
+    )
+
+
+def _field_name(param: str) -> str:
+    """`projectId` -> `project_id`: the field a path parameter is named after."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", param).lower()
 
 
 _KEYED_AT_MOST = 50

@@ -597,6 +597,8 @@ class ServiceLearner:
                         op.list_extras.setdefault(name, value)
         if many:
             op.many += 1
+            if unwrapped.records and id_field(unwrapped.records) is None:
+                op.idless += 1
             gathered.list_exchanges.add(obs.session, exchange.id)
             for name, _ in exchange.query:
                 gathered.list_query_params[name] += 1
@@ -655,6 +657,10 @@ class ServiceLearner:
         for op in self.ops.values():
             op.resource = operation_resource(op)
             op.kind = operation_kind(op)
+            if op.kind == "list" and PARAM in op.template and op.idless == op.many:
+                # `/consumables/{id}/users` listing rows without ids (who took one, when):
+                # something about a parent record, not the `user` records themselves.
+                op.resource = None
         items = {
             op.template: op.resource for op in self.ops.values() if op.template[-1:] == (PARAM,)
         }
@@ -1651,7 +1657,7 @@ class ServiceLearner:
     def _singleton_of(self, op: OpStats, resources: dict[str, Resource]) -> tuple[str, str] | None:
         """(resource, id) of the one record a path without parameters always answered, when
         that record is one of a resource's (GET /users/me: the caller, a user)."""
-        if op.kind != "get" or PARAM in op.template or op.resource in resources:
+        if op.kind != "get" or PARAM in op.template:
             return None
         found: set[tuple[str, str]] = set()
         for obs in self.observations:
@@ -1660,16 +1666,27 @@ class ServiceLearner:
             records = obs.unwrapped.records
             if len(records) != 1:
                 return None
-            found.update(
-                (name, plain_id(self._id_value(name, records[0])))
-                for name in resources
-                if plain_id(self._id_value(name, records[0])) in self._plain_ids(name)
-            )
+            found.update(self._singleton_ids(op, records[0], resources))
         if len(found) != 1:
             return None
         ((name, key),) = found
-        value = next(value for value in self.ids[name] if plain_id(value) == key)
+        value = next((value for value in self.ids.get(name, ()) if plain_id(value) == key), key)
         return name, value
+
+    def _singleton_ids(
+        self, op: OpStats, record: dict[str, Any], resources: dict[str, Resource]
+    ) -> set[tuple[str, str]]:
+        """(resource, plain id) of each resource the record answered at a path without
+        parameters is one of: the resource the path names (GitLab's `/user`, whoever signed in,
+        a user the lists may never show), else those whose records hold its id."""
+        if op.resource in resources:
+            own = plain_id(self._id_value(op.resource, record))
+            return {(op.resource, own)} if own else set()
+        return {
+            (name, plain_id(self._id_value(name, record)))
+            for name in resources
+            if plain_id(self._id_value(name, record)) in self._plain_ids(name)
+        }
 
     def _id_value(self, name: str, record: dict[str, Any]) -> str:
         id_name = self.id_fields.get(name)

@@ -43,6 +43,8 @@ class OpStats:
     anonymous: Counter[int] = field(default_factory=Counter)
     """The statuses the service answered requests with that carried no credential."""
     many: int = 0
+    idless: int = 0
+    """Answers listing records none of which has an id."""
     one_with_id: int = 0
     new_ids: int = 0
     """Answers of one record whose id is not the one the path named: a record made there."""

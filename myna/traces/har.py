@@ -21,6 +21,7 @@ fonts, scripts, styles; kept with `include_static`), WebSocket connections and n
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,10 +31,11 @@ from urllib.parse import urlencode
 
 import ijson
 
+from myna.traces import strictjson
 from myna.traces.formats import Peek
 from myna.traces.jsonarray import content_start, first_line, load_small, streamed_items
-from myna.traces.model import Body, Exchange, Pairs, Session
-from myna.traces.recorded import parse_body, skip_reason, url_query
+from myna.traces.model import Body, Exchange, Pairs, Session, header_value
+from myna.traces.recorded import decode_body, hex_bytes, parse_body, skip_reason, url_query
 from myna.traces.source import PartBuffer, Source
 
 STATIC_RESOURCE_TYPES = frozenset({"image", "font", "script", "stylesheet", "media", "manifest"})
@@ -237,7 +239,8 @@ def _exchange(entry: dict[str, Any], source: Source, index: int) -> tuple[Exchan
             "response has no integer status", entry=index, field=f"{where}.response.status"
         )
     request_body, request_size = _request_body(request.get("postData"))
-    response_body, response_size = _response_body(response.get("content"))
+    response_headers = _pairs(response.get("headers"))
+    response_body, response_size = _response_body(response.get("content"), response_headers)
     exchange = Exchange(
         id=f"{source.key}#{index}",
         method=method.upper(),
@@ -246,7 +249,7 @@ def _exchange(entry: dict[str, Any], source: Source, index: int) -> tuple[Exchan
         query=_query(request.get("queryString"), url),
         request_headers=_pairs(request.get("headers")),
         request_body=request_body,
-        response_headers=_pairs(response.get("headers")),
+        response_headers=response_headers,
         response_body=response_body,
         started_at=_started_at(entry.get("startedDateTime"), source, index),
         duration_ms=_duration(entry.get("time")),
@@ -305,7 +308,34 @@ def _request_body(post_data: Any) -> tuple[Body, int]:
     return parse_body(text, post_data.get("mimeType"), post_data.get("encoding"))
 
 
-def _response_body(content: Any) -> tuple[Body, int]:
+def _response_body(content: Any, headers: Pairs) -> tuple[Body, int]:
     if not isinstance(content, dict):
         return Body(), 0
-    return parse_body(content.get("text"), content.get("mimeType"), content.get("encoding"))
+    text, mime, encoding = content.get("text"), content.get("mimeType"), content.get("encoding")
+    data = _encoded_bytes(text, encoding) if isinstance(text, str) else None
+    if data is not None:
+        mime = mime if isinstance(mime, str) and mime else None
+        return decode_body(data, mime, header_value(headers, "content-encoding"))
+    return parse_body(text, mime, encoding)
+
+
+def _encoded_bytes(text: str, encoding: Any) -> bytes | None:
+    """The bytes of an answer recorded encoded: Polly.js keeps one it did not decode (gzip) as
+    a JSON list of hex or base64 chunks; a base64 answer whose headers say it is compressed is
+    inflated too. None for anything else (a base64 file stays as recorded)."""
+    if encoding not in ("hex", "base64"):
+        return None
+    chunks: Any = text
+    if text.startswith("["):
+        try:
+            chunks = strictjson.loads(text)
+        except ValueError:
+            return None
+    if encoding == "hex":
+        return hex_bytes(chunks)
+    if not isinstance(chunks, list) or not all(isinstance(chunk, str) for chunk in chunks):
+        return None
+    try:
+        return b"".join(base64.b64decode(chunk, validate=True) for chunk in chunks)
+    except ValueError:
+        return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, TypeGuard
+from typing import Any
 from urllib.parse import urlsplit
 
 from myna.errors import TraceFormatError
@@ -34,6 +34,7 @@ from myna.traces.recorded import (
     Fail,
     decode_body,
     header_pairs,
+    hex_bytes,
     json_body,
     parse_body,
     skip_reason,
@@ -43,7 +44,6 @@ from myna.traces.source import Source
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SCOPE = re.compile(r'"scope"\s*:\s*"[A-Za-z][A-Za-z0-9+.-]*://')
-_HEX = re.compile(r"^(?:[0-9a-fA-F]{2})*$")
 
 
 def looks_like_nock(peek: Peek) -> bool:
@@ -148,16 +148,14 @@ def _response_body(item: dict[str, Any], headers: Pairs, where: str, fail: Fail)
     value = item.get("response")
     mime = header_value(headers, "content-type")
     encoding = header_value(headers, "content-encoding")
-    if encoding and isinstance(value, list) and all(_is_hex(chunk) for chunk in value):
-        return decode_body(b"".join(bytes.fromhex(chunk) for chunk in value), mime, encoding)[0]
+    chunks = hex_bytes(value) if encoding and isinstance(value, list) else None
+    if chunks is not None:
+        return decode_body(chunks, mime, encoding)[0]
     if item.get("responseIsBinary") is True:
-        if not _is_hex(value):
+        data = hex_bytes(value) if isinstance(value, str) else None
+        if data is None:
             raise fail("expected hex-encoded bytes (responseIsBinary is true)", f"{where}.response")
-        return decode_body(bytes.fromhex(value), mime, encoding)[0]
+        return decode_body(data, mime, encoding)[0]
     if value is None or isinstance(value, str):
         return parse_body(value, mime)[0]
     return json_body(value, mime)
-
-
-def _is_hex(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(_HEX.match(value))

@@ -149,6 +149,25 @@ def decode_body(data: bytes, mime: str | None, content_encoding: str | None) -> 
     return parse_body(text, mime)
 
 
+_HEX = re.compile(r"^(?:[0-9a-fA-F]{2})*$")
+
+
+def is_hex(value: Any) -> bool:
+    """Whether `value` is text of hex digit pairs (bytes as nock and Polly.js record them)."""
+    return isinstance(value, str) and bool(_HEX.match(value))
+
+
+def hex_bytes(value: Any) -> bytes | None:
+    """The bytes of a hex string, or of a list of hex chunks (a compressed answer recorded as it
+    streamed: nock's `response`, Polly.js's `content.text` with `encoding: "hex"`); None when
+    `value` is neither."""
+    if is_hex(value):
+        return bytes.fromhex(value)
+    if isinstance(value, list) and value and all(is_hex(chunk) for chunk in value):
+        return b"".join(bytes.fromhex(chunk) for chunk in value)
+    return None
+
+
 def _inflate(data: bytes) -> bytes:
     """Gzip, zlib or raw deflate, inflated; the bytes as they are when that fails or is too big."""
     for window in (47, -15):  # 47: gzip or zlib header, detected; -15: raw deflate

@@ -63,3 +63,27 @@ def test_a_key_that_counts_per_parent_finds_the_parents_record() -> None:
 
     assert client.get("/api/projects/7/merge_requests/1").json()["id"] == 701
     assert client.get("/api/projects/8/merge_requests/1").json()["id"] == 801
+
+
+def test_the_parent_is_told_by_the_field_named_after_it_not_any_field_holding_its_id() -> None:
+    # A merge request from a fork names the other project too (`source_project_id`): project
+    # 8's number 1 is the one whose `project_id` is 8.
+    def merge_request(project: int, iid: int, source: int) -> dict[str, Any]:
+        return {
+            "id": project * 100 + iid,
+            "iid": iid,
+            "project_id": project,
+            "source_project_id": source,
+            "title": f"mr {iid}",
+        }
+
+    traffic = session(
+        exchange("GET", f"{API}/projects/7/merge_requests", response=[merge_request(7, 1, 8)]),
+        exchange("GET", f"{API}/projects/8/merge_requests", response=[merge_request(8, 1, 8)]),
+        exchange("GET", f"{API}/projects/8/merge_requests/1", response=merge_request(8, 1, 8)),
+    )
+    (model,) = learn([traffic])
+    client = seeded_client(model)
+
+    assert client.get("/api/projects/8/merge_requests/1").json()["id"] == 801
+    assert client.get("/api/projects/7/merge_requests/1").json()["id"] == 701

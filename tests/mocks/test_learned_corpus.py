@@ -25,14 +25,14 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus i
 
 FLOORS = {
     "har/jupiterone_graph-asana": 0.98,
-    "har/jupiterone_graph-gitlab": 0.93,
+    "har/jupiterone_graph-gitlab": 0.96,
     "har/jupiterone_graph-jamf": 0.98,
     "har/jupiterone_graph-jira": 0.88,
     "har/jupiterone_graph-knowbe4": 1.0,
     "har/jupiterone_graph-okta": 0.81,
     "har/jupiterone_graph-salesforce": 1.0,
     "har/jupiterone_graph-servicenow": 1.0,
-    "har/jupiterone_graph-snipe-it": 0.94,
+    "har/jupiterone_graph-snipe-it": 1.0,
     "nock/octokit_fixtures": 0.90,
     "vcr/notion-sdk-py": 0.96,
 }

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import tracemalloc
+from base64 import b64encode
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -298,3 +300,35 @@ def test_read_many_reports_across_files_and_tracks_bytes(write_json: WriteFile) 
     assert stream.position == stream.bytes_read == first.stat().st_size + second.stat().st_size
     assert (stream.report.files, stream.report.sessions, stream.report.events) == (2, 2, 3)
     assert stream.report.skipped == {"static": 1}
+
+
+@pytest.mark.parametrize("encoding", ["hex", "base64"])
+def test_a_compressed_answer_polly_kept_as_chunks_is_inflated(
+    write_json: WriteFile, encoding: str
+) -> None:
+    # Polly.js records an answer it did not decode as a JSON list of chunks of the gzip bytes.
+    answer = {"id": 57366118, "iid": 1, "title": "Update README.md"}
+    packed = gzip.compress(json.dumps(answer).encode())
+    cut = [packed[:7], packed[7:]]
+    chunks = [c.hex() for c in cut] if encoding == "hex" else [b64encode(c).decode() for c in cut]
+    item = entry(response_text=json.dumps(chunks))
+    item["response"]["content"]["encoding"] = encoding
+    item["response"]["headers"] = [{"name": "content-encoding", "value": "gzip"}]
+
+    (exchange,) = exchanges_of(write_json("polly.har", har([item])))
+
+    assert (exchange.response_body.kind, exchange.response_body.value) == ("json", answer)
+
+
+def test_chunks_that_are_not_what_the_encoding_says_are_kept_as_recorded(
+    write_json: WriteFile,
+) -> None:
+    item = entry(response_text='["zz", "not hex"]')
+    item["response"]["content"]["encoding"] = "hex"
+
+    (exchange,) = exchanges_of(write_json("odd.har", har([item])))
+
+    assert (exchange.response_body.kind, exchange.response_body.value) == (
+        "json",
+        ["zz", "not hex"],
+    )
