@@ -80,6 +80,7 @@ from myna.schemas.model import (
 from myna.schemas.openapi import component_name
 from myna.schemas.operations import (
     OpStats,
+    another_kind,
     batch_key,
     literal_before,
     operation_id,
@@ -599,6 +600,11 @@ class ServiceLearner:
             op.many += 1
             if unwrapped.records and id_field(unwrapped.records) is None:
                 op.idless += 1
+            for record in unwrapped.records:
+                op.keys_ever.update(record)
+                op.keys_always = (
+                    set(record) if op.keys_always is None else op.keys_always & record.keys()
+                )
             gathered.list_exchanges.add(obs.session, exchange.id)
             for name, _ in exchange.query:
                 gathered.list_query_params[name] += 1
@@ -661,6 +667,7 @@ class ServiceLearner:
                 # `/consumables/{id}/users` listing rows without ids (who took one, when):
                 # something about a parent record, not the `user` records themselves.
                 op.resource = None
+        self._part_other_kinds()
         items = {
             op.template: op.resource for op in self.ops.values() if op.template[-1:] == (PARAM,)
         }
@@ -670,6 +677,21 @@ class ServiceLearner:
             owner = items.get((*op.template[:-1], PARAM)) if op.kind == "create" else None
             if owner is not None and op.template[-1] != PARAM and len(op.template) >= 2:
                 op.resource = owner
+
+    def _part_other_kinds(self) -> None:
+        """A list below a record that holds another kind than the top-level list of its name
+        (`operations.another_kind`) ties to no resource: its answers are replayed rather than
+        rendered from records they are not."""
+        lists = [op for op in self.ops.values() if op.kind == "list" and op.resource]
+        top: dict[str, list[OpStats]] = {}
+        for op in lists:
+            if PARAM not in op.template:
+                top.setdefault(op.resource or "", []).append(op)
+        for op in lists:
+            if PARAM in op.template and any(
+                another_kind(op, other) for other in top.get(op.resource or "", [])
+            ):
+                op.resource = None
 
     # pass 3 ----------------------------------------------------------------------------
 

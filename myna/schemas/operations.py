@@ -45,6 +45,10 @@ class OpStats:
     many: int = 0
     idless: int = 0
     """Answers listing records none of which has an id."""
+    keys_ever: set[str] = field(default_factory=set)
+    """The fields any record a list answer held had."""
+    keys_always: set[str] | None = None
+    """The fields every record a list answer held had (None before the first)."""
     one_with_id: int = 0
     new_ids: int = 0
     """Answers of one record whose id is not the one the path named: a record made there."""
@@ -214,3 +218,13 @@ def query_role(name: str) -> Any:
     if name in ("sort", "order", "orderBy", "sysparm_order_by"):
         return "sort"
     return "filter"
+
+
+def another_kind(nested: OpStats, top: OpStats) -> bool:
+    """Whether a list below a record holds another kind of record than the top-level list of
+    the same name: each has fields the other never shows (Okta's `/apps/{id}/users` are
+    assignments, with `scope` and `syncState` and without a user's `lastLogin`), where a
+    collection scoped to its parent holds the same records."""
+    if top.keys_always is None or not nested.keys_ever:
+        return False
+    return bool(nested.keys_ever - top.keys_ever) and bool(top.keys_always - nested.keys_ever)

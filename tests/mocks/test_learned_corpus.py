@@ -29,7 +29,7 @@ FLOORS = {
     "har/jupiterone_graph-jamf": 0.98,
     "har/jupiterone_graph-jira": 0.88,
     "har/jupiterone_graph-knowbe4": 1.0,
-    "har/jupiterone_graph-okta": 0.81,
+    "har/jupiterone_graph-okta": 0.90,
     "har/jupiterone_graph-salesforce": 1.0,
     "har/jupiterone_graph-servicenow": 1.0,
     "har/jupiterone_graph-snipe-it": 1.0,

@@ -8,6 +8,7 @@ from tests.mocks.crud_session import seeded_client
 from tests.schemas.traffic import exchange, session
 
 ASSETS = "http://127.0.0.1:8080/api/v1"
+APPS = ("0oa2vpmqxp82pl9sk4x7", "0oas5to408GEd54s04x6", "0oa1cagurdhtxqBdf4x7")
 
 
 def _user(number: int) -> dict[str, object]:
@@ -46,3 +47,30 @@ def test_a_path_without_parameters_named_after_a_resource_answers_its_one_record
 
     assert (current.resource, current.target) == ("user", "5887285")
     assert seeded_client(model).get("/api/v1/user").json() == me
+
+
+def test_a_list_below_a_record_holding_another_kind_than_its_namesake_is_replayed() -> None:
+    # Okta's `/apps/{id}/users` are assignments: the user's id, but a `scope` and a
+    # `syncState` no user has, and none of a user's `lastLogin`.
+    def user(number: int) -> dict[str, object]:
+        return {"id": f"00u{number}", "status": "ACTIVE", "lastLogin": None, "profile": {}}
+
+    def assignment(app: str, number: int) -> dict[str, object]:
+        links = {"app": {"href": f"{ASSETS}/apps/{app}"}, "user": {"href": f"/users/00u{number}"}}
+        return {"id": f"00u{number}", "scope": "USER", "syncState": "DISABLED", "_links": links}
+
+    traffic = session(
+        exchange("GET", f"{ASSETS}/users", response=[user(1), user(2)]),
+        exchange("GET", f"{ASSETS}/apps", response=[{"id": app, "label": app} for app in APPS]),
+        *(
+            exchange("GET", f"{ASSETS}/apps/{app}/users", response=[assignment(app, 1)])
+            for app in APPS
+        ),
+    )
+    (model,) = learn([traffic])
+    [assigned] = [op for op in model.operations if op.path.endswith("/users") and "apps" in op.path]
+
+    assert assigned.resource is None
+    client = seeded_client(model)
+    assert client.get(f"/api/v1/apps/{APPS[1]}/users").json() == [assignment(APPS[1], 1)]
+    assert [user["id"] for user in client.get("/api/v1/users").json()] == ["00u1", "00u2"]
