@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -434,8 +435,11 @@ _ADDRESSING_KINDS = frozenset({"get", "update", "replace", "delete", "action"})
 def _take_address(
     model: ServiceModel, routes: Router[Operation], sighted: _Sighted, exchange: Exchange
 ) -> None:
-    """Note the record a successful item request's path names (`_Sighted.addressed`)."""
-    if not 200 <= exchange.status < 300:
+    """Note the record a successful item request's path names (`_Sighted.addressed`). Not an
+    upsert's: the record it names by an external id may be one it made (201, a receipt)."""
+    if not 200 <= exchange.status < 300 or exchange.status == 201:
+        return
+    if receipt_id(exchange.response_body.value) is not None:
         return
     found = routes.match(exchange.method, exchange.path)
     if not isinstance(found, Match) or found.target.kind not in _ADDRESSING_KINDS:
@@ -449,7 +453,11 @@ def _take_address(
 
 def _as_id(resource: Resource, value: str) -> str | int | None:
     """A path's id as the record holds it: a number where the id field is one; None when the
-    value cannot be one (a commit's `000...1` where ids are numbers names something else)."""
+    value cannot be one (a commit's `000...1` where ids are numbers, an external id `AC-7001`
+    where ids match `001[A-Za-z0-9]{15}`, names something else)."""
+    pattern = resource.id_format.pattern
+    if pattern is not None and re.fullmatch(pattern, value) is None:
+        return None
     spec = resource.fields.get(resource.id_field)
     if spec is None or spec.schema_.get("type") != "integer":
         return value
