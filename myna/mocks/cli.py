@@ -22,6 +22,7 @@ import typer
 from myna.errors import MockError, ModelError
 from myna.mocks.backend import named_backend, resolve_model
 from myna.mocks.http_guard import REQUEST_TIMEOUT
+from myna.schemas.values import spells_int
 
 if TYPE_CHECKING:
     import uvicorn
@@ -251,7 +252,7 @@ def record_counts(specs: list[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for spec in specs:
         resource, equals, count = spec.partition("=")
-        if not equals or not resource or not count.isdigit():
+        if not equals or not resource or not spells_int(count):
             raise MockError(
                 f"{spec!r} is not RESOURCE=COUNT (incident=50000)", field="--records-of"
             )

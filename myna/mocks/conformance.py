@@ -44,6 +44,7 @@ from myna.mocks.store import Record
 from myna.schemas.model import Operation, Resource, ServiceModel
 from myna.schemas.records import receipt_id, view_of
 from myna.schemas.signing import signed
+from myna.schemas.values import spells_int
 from myna.traces.model import Body, Exchange, Session
 from myna.traces.redact import is_redacted
 
@@ -461,7 +462,7 @@ def _as_id(resource: Resource, value: str) -> str | int | None:
     spec = resource.fields.get(resource.id_field)
     if spec is None or spec.schema_.get("type") != "integer":
         return value
-    return int(value) if value.isdigit() and str(int(value)) == value else None
+    return int(value) if spells_int(value) and str(int(value)) == value else None
 
 
 def _chronological(sessions: Iterable[Session]) -> list[tuple[int, Session]]:

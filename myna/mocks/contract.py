@@ -26,6 +26,7 @@ from myna.schemas.model import (
     StateMachine,
     View,
 )
+from myna.schemas.values import spells_int
 
 Validator: TypeAlias = SchemaCheck
 
@@ -456,7 +457,10 @@ def _accepted(schema: JsonSchema, *, nested: bool = False) -> JsonSchema:
             accepted[key] = ["string", "number"]
             continue
         if nested and key == "enum" and isinstance(value, list):
-            accepted[key] = [*value, *(int(v) for v in value if isinstance(v, str) and v.isdigit())]
+            accepted[key] = [
+                *value,
+                *(int(v) for v in value if isinstance(v, str) and spells_int(v)),
+            ]
             continue
         if key in _SUBSCHEMA_LISTS and isinstance(value, list):
             accepted[key] = [

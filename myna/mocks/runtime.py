@@ -70,6 +70,7 @@ from myna.schemas.answers import path_param, sent_values
 from myna.schemas.model import Effect, IdFormat, Reference, Resource, ServiceModel
 from myna.schemas.scopes import with_nested_value
 from myna.schemas.uploads import upload_record
+from myna.schemas.values import spells_int
 from myna.schemas.views import project
 
 WORLD_HEADER = "x-myna-world"
@@ -1385,7 +1386,7 @@ _KEYED_AT_MOST = 50
 
 def _as_sent(value: str) -> tuple[str | int, ...]:
     """A path value as a record may hold it: text, and the integer it spells."""
-    if value.isdigit() and len(value) < 19:
+    if spells_int(value) and len(value) < 19:
         return (value, int(value))
     return (value,)
 
@@ -1500,7 +1501,7 @@ def _effect_value(effect: Effect, body: Any) -> Any:
         key = part.replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and key in value:
             value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+        elif isinstance(value, list) and spells_int(key) and int(key) < len(value):
             value = value[int(key)]
         else:
             return _ABSENT
@@ -1509,7 +1510,7 @@ def _effect_value(effect: Effect, body: Any) -> Any:
 
 def _scoped_id(value: str) -> Any:
     """A parent id from a path, typed as ids are (GitLab's `project_id` is a number)."""
-    return int(value) if value.isdigit() and len(value) < 19 else value
+    return int(value) if spells_int(value) and len(value) < 19 else value
 
 
 def _cors_headers(origin: str) -> Pairs:

@@ -56,7 +56,7 @@ from myna.schemas.model import (
     StateMachine,
 )
 from myna.schemas.shape import OBSERVED, unwrap_pattern
-from myna.schemas.values import ID_PATTERNS, SPACED_DATETIME
+from myna.schemas.values import ID_PATTERNS, SPACED_DATETIME, spells_int
 
 if TYPE_CHECKING:
     from faker import Faker
@@ -1292,4 +1292,4 @@ def _counter_value(fmt: IdFormat, value: Any) -> int | None:
     text = str(value) if value not in (None, "") else ""
     if fmt.prefix and text.startswith(fmt.prefix):
         text = text[len(fmt.prefix) :]
-    return int(text) if text.isdigit() else None
+    return int(text) if spells_int(text) else None

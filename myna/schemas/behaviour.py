@@ -19,6 +19,7 @@ from myna.schemas.entry_values import Entry, callers_on_entry, sets_on_entry
 from myna.schemas.evidence import Tally
 from myna.schemas.model import RefusedTransition, StateMachine, Transition
 from myna.schemas.shape import Shape
+from myna.schemas.values import spells_int
 
 STATE_NAMES = re.compile(
     r"(?i)^(?:state|status|stage(?:_?name)?|phase|[a-z_]*_state|[a-z_]*_status|[a-z]*State|[a-z]*Status)$"
@@ -334,7 +335,7 @@ def _states(shape: Shape) -> list[str]:
 
 
 def _state_order(state: str) -> tuple[int, int, str]:
-    return (0, int(state), "") if state.isdigit() else (1, 0, state)
+    return (0, int(state), "") if spells_int(state) else (1, 0, state)
 
 
 def _transition_order(item: tuple[tuple[str | None, str, str | None], Tally]) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from myna.schemas.model import IdFormat
 from myna.schemas.paths import split_path
 from myna.schemas.shape import Shape
-from myna.schemas.values import ID_PATTERNS, classify_segment, key_parts, prefix_of
+from myna.schemas.values import ID_PATTERNS, classify_segment, key_parts, prefix_of, spells_int
 
 BOOKKEEPING = re.compile(
     r"^(?:sys_(?:id|created_on|created_by|updated_on|updated_by|mod_count)|created(?:_at|_on|_by)?"
@@ -126,7 +126,7 @@ def id_format(ids: set[str], shape: Shape) -> IdFormat:
     if kind == "ulid":
         return IdFormat(kind="ulid", width=26, pattern=ID_PATTERNS["ulid"])
     if kind == "integer":
-        numbers = [int(value) for value in values if value.isdigit()]
+        numbers = [int(value) for value in values if spells_int(value)]
         return IdFormat(
             kind="integer", start=max(numbers) + 1 if numbers else 1, pattern="^[0-9]+$"
         )

@@ -41,6 +41,12 @@ _VERSION = re.compile(r"v[0-9]+(?:\.[0-9]+)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_.\-]*")
 
 
+def spells_int(text: str) -> bool:
+    """Whether `text` is a non-negative integer written in ASCII digits (`str.isdigit` also
+    takes `¹` and `٣`, which `int` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def classify_segment(value: str) -> ValueClass:
     """The class of one path segment (or any id-like string)."""
     length = len(value)

@@ -252,7 +252,9 @@ def test_records_of_a_resource_replace_the_count_for_it(mocks: list[Mock]) -> No
     assert counts == {"incident": 7, "problem": 0, "sys_user_group": 2}
 
 
-@pytest.mark.parametrize("spec", ["incident", "incident=", "=5", "incident=-1", "incident=x"])
+@pytest.mark.parametrize(
+    "spec", ["incident", "incident=", "=5", "incident=-1", "incident=x", "incident=¹", "incident=٣"]
+)
 def test_a_records_of_value_that_is_not_resource_equals_count_is_refused(spec: str) -> None:
     with pytest.raises(MockError, match="is not RESOURCE=COUNT"):
         record_counts([spec])

@@ -87,3 +87,17 @@ def test_the_parent_is_told_by_the_field_named_after_it_not_any_field_holding_it
 
     assert client.get("/api/projects/8/merge_requests/1").json()["id"] == 801
     assert client.get("/api/projects/7/merge_requests/1").json()["id"] == 701
+
+
+def test_a_path_value_of_digits_python_cannot_count_is_no_record_and_no_error() -> None:
+    # `'¹'.isdigit()` holds and `int('¹')` fails: found by schemathesis on the learned GitLab.
+    traffic = session(
+        exchange("GET", f"{API}/issues", response=[issue(1), issue(2), issue(3)]),
+        exchange("GET", f"{API}/issues/JJJ-2", response=issue(2)),
+    )
+    (model,) = learn([traffic])
+    client = seeded_client(model)
+
+    for value in ("%C2%B9", "%D9%A3"):  # ¹, Arabic-Indic three
+        assert client.get(f"/api/issues/{value}").status == 404
+        assert client.patch(f"/api/issues/{value}", json={"summary": "x"}).status == 404
