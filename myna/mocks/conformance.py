@@ -672,7 +672,7 @@ def _asks_for_rendering(model: ServiceModel, exchange: Exchange) -> bool:
 
 
 def _records_in(model: ServiceModel, operation: Operation, body: Any) -> Iterator[Record]:
-    envelope = model.envelope_of(operation.resource)
+    envelope = operation.envelope or model.envelope_of(operation.resource)
     key = envelope.list_key if operation.kind in ("list", "query") else envelope.item_key
     payload = body.get(key) if isinstance(body, dict) and key else body
     items = payload if isinstance(payload, list) else [payload]

@@ -371,7 +371,7 @@ def _response_schema(operation: Operation, contract: ResourceContract | None) ->
         return None
     record = _rendered_record_schema(contract)
     if operation.kind == "list":
-        return list_schema(record, contract.envelope)
+        return list_schema(record, operation.envelope or contract.envelope)
     if _success_status(operation) == 204:
         return None
     return item_schema(record, contract.envelope)

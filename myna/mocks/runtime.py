@@ -525,7 +525,8 @@ class Mock:
         if has_next and limit and pagination.style == "cursor":
             # A cursor service hands out the cursor itself, not a URL to the next page.
             next_url = _encode_cursor(offset + limit)
-        payload = wrap_list(rendered, resource.envelope, total=total, next_url=next_url)
+        envelope = contract.operation.envelope or resource.envelope
+        payload = wrap_list(rendered, envelope, total=total, next_url=next_url)
         return MockResponse(contract.success_status, headers, payload=payload)
 
     def _get(

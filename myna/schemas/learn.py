@@ -1460,6 +1460,7 @@ class ServiceLearner:
                     if self.options.answers and _replayed(op, resource)
                     else [],
                     public=self._public(op, resource),
+                    envelope=self._operation_envelope(op, resource),
                     evidence=op.tally.evidence(),
                 )
             )
@@ -1490,6 +1491,20 @@ class ServiceLearner:
             parent_kind=singular(owner) if owner else "parent",
             own_id=self.id_fields.get(resource) or "id",
         )
+
+    def _operation_envelope(self, op: OpStats, resource: Resource | None) -> Envelope | None:
+        """A list's own wrapper where its answers wrap otherwise than its resource's lists
+        (GitHub's `/search/issues` answers `{total_count, items}`, its other lists are bare)."""
+        if op.kind != "list" or resource is None or not op.envelopes:
+            return None
+        own = conventions.resource_envelope(
+            op.envelopes, self.envelope, extras=op.list_extras, request_key=None
+        )
+        own = own or self.envelope
+        usual = resource.envelope or self.envelope
+        if (own.style, own.list_key) == (usual.style, usual.list_key):
+            return None
+        return own
 
     def _public(self, op: OpStats, resource: Resource | None) -> bool:
         """Whether the service answered the operation to callers without a credential, when

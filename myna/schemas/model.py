@@ -401,6 +401,11 @@ class Operation(_Model):
         description="on a create that takes a file as its body: which record fields the "
         "query, the file's size and its media type fill",
     )
+    envelope: Envelope | None = Field(
+        default=None,
+        description="on a list: how its answers are wrapped where that differs from its "
+        "resource's lists (a search's `{total_count, items}` beside bare lists)",
+    )
     public: bool = Field(
         default=False,
         description="the service answered it to callers that sent no credential (a version "

@@ -140,6 +140,7 @@ def _listed(client: MockClient, kinds: dict[str, Operation], envelope: Envelope)
     if "list" not in kinds:
         return []
     answer = client.get(_path(kinds["list"])).json()
+    envelope = kinds["list"].envelope or envelope
     records = answer.get(envelope.list_key) if isinstance(answer, dict) else answer
     return [record for record in records or [] if isinstance(record, dict)]
 

@@ -74,3 +74,24 @@ def test_a_list_below_a_record_holding_another_kind_than_its_namesake_is_replaye
     client = seeded_client(model)
     assert client.get(f"/api/v1/apps/{APPS[1]}/users").json() == [assignment(APPS[1], 1)]
     assert [user["id"] for user in client.get("/api/v1/users").json()] == ["00u1", "00u2"]
+
+
+def test_a_list_wrapped_otherwise_than_its_resources_lists_keeps_its_own_wrapper() -> None:
+    # GitHub's search answers `{total_count, incomplete_results, items}`; its lists are bare.
+    issues = [{"id": 1, "number": 1, "title": "sesame"}, {"id": 2, "number": 2, "title": "x"}]
+    found = {"total_count": 1, "incomplete_results": False, "items": issues[:1]}
+    traffic = session(
+        exchange("GET", f"{ASSETS}/repos/o/r/issues", response=issues),
+        exchange("GET", f"{ASSETS}/repos/o/r/issues/2", response=issues[1]),
+        exchange("GET", f"{ASSETS}/search/issues?q=sesame", response=found),
+    )
+    (model,) = learn([traffic])
+    [search] = [op for op in model.operations if op.path.endswith("/search/issues")]
+
+    assert search.envelope is not None
+    assert search.envelope.list_key == "items"
+    client = seeded_client(model)
+    answer = client.get("/api/v1/search/issues").json()
+    assert (answer["total_count"], answer["incomplete_results"]) == (2, False)
+    assert sorted(issue["id"] for issue in answer["items"]) == [1, 2]
+    assert isinstance(client.get("/api/v1/repos/o/r/issues").json(), list)
