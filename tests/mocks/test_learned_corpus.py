@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus i
 FLOORS = {
     "har/jupiterone_graph-asana": 0.98,
     "har/jupiterone_graph-gitlab": 0.96,
-    "har/jupiterone_graph-jamf": 0.98,
+    "har/jupiterone_graph-jamf": 1.0,
     "har/jupiterone_graph-jira": 0.88,
     "har/jupiterone_graph-knowbe4": 1.0,
     "har/jupiterone_graph-okta": 0.90,
