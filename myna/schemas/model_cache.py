@@ -24,7 +24,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pydantic
 
 from myna import __version__
@@ -56,6 +55,8 @@ def cached_data(kind: str, parts: Iterable[str], make: Callable[[], Any]) -> Any
     """`make()`, or the JSON data an earlier call with the same `parts` (everything the data
     depends on) left in the cache's folder `kind`. Data that JSON would not give back equal (a
     tuple, a NaN, a value JSON has no type for) is made on every call, never kept."""
+    import orjson  # the mocks' data (the `serve` extra), not the lean core's model loading
+
     folder = cache_folder(kind)
     if folder is None:
         return make()

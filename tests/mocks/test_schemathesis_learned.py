@@ -42,6 +42,10 @@ CREDENTIALS = {
     "Private-Token": "myna-token",
 }
 CHECKS: list[Callable[..., Any]] = REGISTERED_CHECKS.get_all()
+REPEATABLE: dict[str, Any] = {"derandomize": True, "database": None}
+"""The same examples on every run: a few examples per operation are a sample, and which sample
+must not decide whether CI passes. Wider random runs are `st run` against a served mock (see
+BENCHMARKS.md); what they found and is not fixed yet is listed in the issue notes."""
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
 
@@ -67,7 +71,7 @@ def _generated(vendor: str) -> Any:
         return pytest.mark.skip(reason="the shared corpus is not here")(lambda: None)
 
     @SCHEMAS[vendor].parametrize()
-    @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(**REPEATABLE, max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
     def test(case: schemathesis.Case) -> None:
         case.call_and_validate(headers=CREDENTIALS, checks=CHECKS)
 
@@ -96,6 +100,7 @@ def test_stateful_sessions_hold(vendor: str) -> None:
 
     Calls.run(
         settings=settings(
+            **REPEATABLE,
             max_examples=8,
             stateful_step_count=5,
             deadline=None,
